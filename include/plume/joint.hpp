@@ -1,0 +1,79 @@
+#pragma once
+/// @file
+/// Joint kinds, their coordinates, and jcalc (RBDA Table 4.1, §4.4).
+///
+/// Each body i ≥ 1 hangs from its parent λ(i) through exactly one joint. The
+/// joint frame is the body frame: `Xup[i] = XJ(q_i) * Xtree[i]`, where Xtree is
+/// the constant transform from the parent body frame to the joint's
+/// predecessor frame. Coordinates per kind:
+///
+/// | kind        | nq | nv | q                           | v                          |
+/// |-------------|----|----|-----------------------------|----------------------------|
+/// | revolute    | 1  | 1  | angle about `axis`          | q̇                          |
+/// | continuous  | 1  | 1  | angle (unbounded)           | q̇                          |
+/// | prismatic   | 1  | 1  | displacement along `axis`   | q̇                          |
+/// | planar      | 3  | 3  | x, y, θ about z             | ẋ, ẏ, θ̇                     |
+/// | free-flyer  | 7  | 6  | position, quaternion (x,y,z,w) | [ω; v] in the body frame |
+///
+/// The free-flyer position is expressed in the parent frame and the quaternion
+/// gives the body orientation relative to the parent; q̇ = G(q) v. Fixed URDF
+/// joints never reach a Model: they are merged into their parent body.
+/// Dispatch over kinds happens here, in one switch per operation.
+
+#include <cstdint>
+#include <string>
+
+#include "plume/spatial.hpp"
+
+namespace plume {
+
+enum class JointType : std::uint8_t { Fixed, Revolute, Continuous, Prismatic, Planar, FreeFlyer };
+
+/// Lower-case name used in output: "fixed", "revolute", "continuous",
+/// "prismatic", "planar", "free-flyer".
+const char* to_string(JointType type);
+
+/// Number of configuration coordinates of a joint kind.
+constexpr int joint_nq(JointType t) {
+  switch (t) {
+    case JointType::Fixed: return 0;
+    case JointType::Revolute:
+    case JointType::Continuous:
+    case JointType::Prismatic: return 1;
+    case JointType::Planar: return 3;
+    case JointType::FreeFlyer: return 7;
+  }
+  return 0;
+}
+
+/// Number of velocity coordinates (degrees of freedom) of a joint kind.
+constexpr int joint_nv(JointType t) {
+  switch (t) {
+    case JointType::Fixed: return 0;
+    case JointType::Revolute:
+    case JointType::Continuous:
+    case JointType::Prismatic: return 1;
+    case JointType::Planar: return 3;
+    case JointType::FreeFlyer: return 6;
+  }
+  return 0;
+}
+
+/// A joint as stored in a Model.
+struct Joint {
+  std::string name;
+  JointType type = JointType::Fixed;
+  /// Unit axis in the joint frame (revolute, continuous, prismatic).
+  Vec3 axis = Vec3::UnitZ();
+  int q_index = 0;  ///< first index of this joint's coordinates in q
+  int v_index = 0;  ///< first index of this joint's coordinates in v
+  int nq = 0;
+  int nv = 0;
+};
+
+/// Rotation matrix R(axis, angle) of a rotation by `angle` about the unit `axis`.
+inline Mat3 axis_rotation(const Vec3& axis, double angle) {
+  return Eigen::AngleAxisd(angle, axis).toRotationMatrix();
+}
+
+}  // namespace plume

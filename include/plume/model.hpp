@@ -1,0 +1,129 @@
+#pragma once
+/// @file
+/// Model: the immutable description of a kinematic tree.
+///
+/// Bodies are numbered 0 … nbodies()−1 with `parent(i) < i`; body 0 is the
+/// fixed world. Body i ≥ 1 is connected to its parent by joint i. A Model is
+/// built once (by urdf::load or ModelBuilder), never changes afterwards, and can
+/// be shared by any number of threads, each with its own Data.
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "plume/contact/shapes.hpp"
+#include "plume/joint.hpp"
+#include "plume/spatial.hpp"
+
+namespace plume {
+
+/// A named coordinate frame rigidly attached to a body: every URDF link
+/// (including links merged through fixed joints) and any user frame.
+struct Frame {
+  std::string name;
+  int body = 0;          ///< body the frame moves with
+  Transform placement;   ///< X_frame_body: body coordinates → frame coordinates
+};
+
+class ModelBuilder;
+
+class Model {
+ public:
+  /// An empty model: only the world body.
+  Model();
+
+  const std::string& name() const { return name_; }
+  /// Number of configuration coordinates (a free-flyer counts 7).
+  int nq() const { return nq_; }
+  /// Number of velocity coordinates (degrees of freedom).
+  int nv() const { return nv_; }
+  /// Number of bodies including the world body 0.
+  int nbodies() const { return static_cast<int>(parent_.size()); }
+
+  // ---- tree ------------------------------------------------------------
+  /// λ(i), the parent of body i (−1 for the world).
+  int parent(int i) const { return parent_[i]; }
+  const std::vector<int>& parents() const { return parent_; }
+  const std::string& body_name(int i) const { return body_names_[i]; }
+  /// Xtree[i]: from the parent body frame to joint i's predecessor frame.
+  const Transform& Xtree(int i) const { return Xtree_[i]; }
+  /// Inertia of body i in its own frame (fixed-joint children merged in).
+  /// Body 0 holds the links welded to the world; it never moves.
+  const RigidInertia& inertia(int i) const { return inertia_[i]; }
+  /// Joint i connects body i to parent(i); joint 0 is a placeholder (Fixed).
+  const Joint& joint(int i) const { return joints_[i]; }
+  /// Is body j in the subtree rooted at body i (i itself included)?
+  bool in_subtree(int i, int j) const;
+  /// The root body (child of the world) of the subtree that holds body i
+  /// (0 for the world itself).
+  int subtree_root(int i) const { return subtree_root_[i]; }
+
+  // ---- degrees of freedom --------------------------------------------------
+  /// The body that velocity coordinate k belongs to.
+  int dof_body(int k) const { return dof_body_[k]; }
+  /// The nearest velocity coordinate below k in the tree (−1 if none): the
+  /// sparsity pattern of H, λ of the LTDL factorisation (RBDA §6.5).
+  int dof_parent(int k) const { return dof_parent_[k]; }
+
+  // ---- limits and passive forces (from the URDF) ------------------------------
+  /// Lower position limit per configuration coordinate (−inf when none).
+  const VectorX& lower_position_limit() const { return lower_; }
+  /// Upper position limit per configuration coordinate (+inf when none).
+  const VectorX& upper_position_limit() const { return upper_; }
+  /// Velocity limit per velocity coordinate (+inf when none).
+  const VectorX& velocity_limit() const { return velocity_limit_; }
+  /// Effort (torque or force) limit per velocity coordinate (+inf when none).
+  const VectorX& effort_limit() const { return effort_limit_; }
+  /// Viscous damping per velocity coordinate [N·m·s/rad or N·s/m].
+  const VectorX& damping() const { return damping_; }
+  /// Coulomb (dry) friction per velocity coordinate [N·m or N].
+  const VectorX& friction() const { return friction_; }
+
+  // ---- frames, collision shapes ------------------------------------------------
+  const std::vector<Frame>& frames() const { return frames_; }
+  const std::vector<CollisionShape>& collisions() const { return collisions_; }
+
+  // ---- global --------------------------------------------------------------
+  /// Gravity acceleration in world coordinates [m/s²].
+  const Vec3& gravity() const { return gravity_; }
+  /// Sum of every link's mass, including links welded to the world.
+  double total_mass() const { return total_mass_; }
+  /// Things the loader accepted but the user should know (mimic joints, …).
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  /// Identifies this model's structure; Data checks it cheaply.
+  std::uint64_t uid() const { return uid_; }
+
+  // ---- look-ups by name (−1 when absent) -------------------------------------
+  int body_index(const std::string& name) const;
+  int joint_index(const std::string& name) const;
+  int frame_index(const std::string& name) const;
+  /// As above but throws plume::Error naming the missing item.
+  int get_body(const std::string& name) const;
+  int get_joint(const std::string& name) const;
+  int get_frame(const std::string& name) const;
+
+ private:
+  friend class ModelBuilder;
+
+  std::string name_;
+  int nq_ = 0;
+  int nv_ = 0;
+  std::vector<int> parent_;
+  std::vector<std::string> body_names_;
+  std::vector<Transform> Xtree_;
+  std::vector<RigidInertia> inertia_;
+  std::vector<Joint> joints_;
+  std::vector<int> subtree_root_;
+  std::vector<int> dof_body_;
+  std::vector<int> dof_parent_;
+  VectorX lower_, upper_, velocity_limit_, effort_limit_, damping_, friction_;
+  std::vector<Frame> frames_;
+  std::vector<CollisionShape> collisions_;
+  Vec3 gravity_ = Vec3(0.0, 0.0, -9.81);
+  double total_mass_ = 0.0;
+  std::vector<std::string> warnings_;
+  std::uint64_t uid_ = 0;
+};
+
+}  // namespace plume

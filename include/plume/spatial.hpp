@@ -1,0 +1,329 @@
+#pragma once
+/// @file
+/// Spatial vector algebra in Plücker coordinates (Featherstone, RBDA ch. 2).
+///
+/// Glossary and conventions used throughout plume:
+/// - Spatial vectors are 6-D with the **angular part first**: a motion is
+///   `[ω; v]`, a force is `[n; f]` (moment about the frame origin, then force).
+/// - `Motion` and `Force` are distinct types: a motion cannot be passed where a
+///   force belongs. `m.dot(f)` is the only product between them (power).
+/// - `Transform` is a Plücker coordinate transform `X = B_X_A` from frame A to
+///   frame B, stored as the rotation `E` (= B_R_A) and the position `r` of B's
+///   origin expressed in A coordinates (RBDA eq. 2.24):
+///   `X = [E 0; -E r× E]`, `X* = X⁻ᵀ = [E -E r×; 0 E]`.
+/// - `RigidInertia` stores mass m, first moment h = m c and the rotational
+///   inertia Ī about the frame origin: `I = [Ī h×; h×ᵀ m1]` (RBDA eq. 2.63).
+/// - `crm(v)` is the motion cross-product matrix `v×`, `crf(v) = -crm(v)ᵀ` the
+///   force cross-product matrix `v×*` (RBDA eqs. 2.31–2.32).
+///
+/// Everything here is inline and allocation-free: it sits on the hot path of
+/// every dynamics algorithm.
+
+#include <Eigen/Core>
+#include <Eigen/Geometry>
+
+namespace plume {
+
+using Vec3 = Eigen::Vector3d;
+using Mat3 = Eigen::Matrix3d;
+using Vec6 = Eigen::Matrix<double, 6, 1>;
+using Mat6 = Eigen::Matrix<double, 6, 6>;
+using VectorX = Eigen::VectorXd;
+using MatrixX = Eigen::MatrixXd;
+using Matrix6X = Eigen::Matrix<double, 6, Eigen::Dynamic>;
+using Matrix3X = Eigen::Matrix<double, 3, Eigen::Dynamic>;
+
+/// The 3×3 cross-product matrix: skew(a) * b == a.cross(b).
+inline Mat3 skew(const Vec3& a) {
+  Mat3 m;
+  m << 0.0, -a.z(), a.y(),  //
+      a.z(), 0.0, -a.x(),   //
+      -a.y(), a.x(), 0.0;
+  return m;
+}
+
+class Force;
+
+/// A spatial motion vector `[ω; v]` (velocity, acceleration, motion subspace
+/// column), expressed in some frame's coordinates.
+class Motion {
+ public:
+  Motion() : data_(Vec6::Zero()) {}
+  Motion(const Vec3& angular, const Vec3& linear) { data_ << angular, linear; }
+  explicit Motion(const Vec6& v) : data_(v) {}
+  static Motion Zero() { return Motion(); }
+
+  /// The six coordinates `[ω; v]`.
+  const Vec6& vector() const { return data_; }
+  Vec6& vector() { return data_; }
+  Vec3 angular() const { return data_.head<3>(); }
+  Vec3 linear() const { return data_.tail<3>(); }
+  Eigen::VectorBlock<Vec6, 3> angular_ref() { return data_.head<3>(); }
+  Eigen::VectorBlock<Vec6, 3> linear_ref() { return data_.tail<3>(); }
+
+  Motion operator+(const Motion& o) const { return Motion(Vec6(data_ + o.data_)); }
+  Motion operator-(const Motion& o) const { return Motion(Vec6(data_ - o.data_)); }
+  Motion operator-() const { return Motion(Vec6(-data_)); }
+  Motion operator*(double s) const { return Motion(Vec6(data_ * s)); }
+  Motion& operator+=(const Motion& o) {
+    data_ += o.data_;
+    return *this;
+  }
+  Motion& operator-=(const Motion& o) {
+    data_ -= o.data_;
+    return *this;
+  }
+
+  /// Motion cross product `this × m` (RBDA eq. 2.31).
+  Motion cross(const Motion& m) const {
+    const Vec3 w = angular();
+    const Vec3 v = linear();
+    return Motion(w.cross(m.angular()), w.cross(m.linear()) + v.cross(m.angular()));
+  }
+  /// Force cross product `this ×* f` (RBDA eq. 2.32).
+  inline Force cross(const Force& f) const;
+  /// Power `this · f`.
+  inline double dot(const Force& f) const;
+
+ private:
+  Vec6 data_;
+};
+
+inline Motion operator*(double s, const Motion& m) { return m * s; }
+
+/// A spatial force vector `[n; f]` (moment about the frame origin, force),
+/// expressed in some frame's coordinates. Momentum is a Force too.
+class Force {
+ public:
+  Force() : data_(Vec6::Zero()) {}
+  Force(const Vec3& angular, const Vec3& linear) { data_ << angular, linear; }
+  explicit Force(const Vec6& f) : data_(f) {}
+  static Force Zero() { return Force(); }
+
+  const Vec6& vector() const { return data_; }
+  Vec6& vector() { return data_; }
+  Vec3 angular() const { return data_.head<3>(); }
+  Vec3 linear() const { return data_.tail<3>(); }
+  Eigen::VectorBlock<Vec6, 3> angular_ref() { return data_.head<3>(); }
+  Eigen::VectorBlock<Vec6, 3> linear_ref() { return data_.tail<3>(); }
+
+  Force operator+(const Force& o) const { return Force(Vec6(data_ + o.data_)); }
+  Force operator-(const Force& o) const { return Force(Vec6(data_ - o.data_)); }
+  Force operator-() const { return Force(Vec6(-data_)); }
+  Force operator*(double s) const { return Force(Vec6(data_ * s)); }
+  Force& operator+=(const Force& o) {
+    data_ += o.data_;
+    return *this;
+  }
+  Force& operator-=(const Force& o) {
+    data_ -= o.data_;
+    return *this;
+  }
+  double dot(const Motion& m) const { return data_.dot(m.vector()); }
+
+ private:
+  Vec6 data_;
+};
+
+inline Force operator*(double s, const Force& f) { return f * s; }
+
+inline Force Motion::cross(const Force& f) const {
+  const Vec3 w = angular();
+  const Vec3 v = linear();
+  return Force(w.cross(f.angular()) + v.cross(f.linear()), w.cross(f.linear()));
+}
+
+inline double Motion::dot(const Force& f) const { return data_.dot(f.vector()); }
+
+/// The 6×6 motion cross-product matrix `v×` (RBDA eq. 2.31).
+inline Mat6 crm(const Motion& m) {
+  Mat6 out;
+  const Mat3 w = skew(m.angular());
+  out << w, Mat3::Zero(), skew(m.linear()), w;
+  return out;
+}
+
+/// The 6×6 force cross-product matrix `v×* = -(v×)ᵀ` (RBDA eq. 2.32).
+inline Mat6 crf(const Motion& m) { return -crm(m).transpose(); }
+
+class RigidInertia;
+
+/// Plücker transform `X = B_X_A` (from A coordinates to B coordinates).
+///
+/// Stored as `E = B_R_A` and `r`, the position of B's origin in A coordinates
+/// (RBDA §2.8). If a frame B has orientation R and origin p relative to A (a
+/// "pose"), its transform is `X = Transform(Rᵀ, p)`; see from_pose().
+class Transform {
+ public:
+  Transform() : E_(Mat3::Identity()), r_(Vec3::Zero()) {}
+  Transform(const Mat3& E, const Vec3& r) : E_(E), r_(r) {}
+  static Transform Identity() { return Transform(); }
+  /// The transform to a frame with orientation R and origin p relative to A.
+  static Transform from_pose(const Mat3& R, const Vec3& p) { return Transform(R.transpose(), p); }
+  /// A pure translation of the origin by p (RBDA xlt).
+  static Transform translation(const Vec3& p) { return Transform(Mat3::Identity(), p); }
+  /// A pure rotation: the new frame is A rotated by R (E = Rᵀ).
+  static Transform rotation(const Mat3& R) { return Transform(R.transpose(), Vec3::Zero()); }
+
+  /// `E = B_R_A`: rotates A coordinates into B coordinates.
+  const Mat3& E() const { return E_; }
+  /// Position of B's origin in A coordinates.
+  const Vec3& r() const { return r_; }
+  Mat3& E() { return E_; }
+  Vec3& r() { return r_; }
+  /// Orientation of B relative to A (`A_R_B = Eᵀ`).
+  Mat3 pose_rotation() const { return E_.transpose(); }
+  /// Origin of B in A coordinates (the same as r()).
+  const Vec3& pose_translation() const { return r_; }
+
+  /// `X m`: motion from A to B coordinates.
+  Motion apply(const Motion& m) const {
+    const Vec3 w = m.angular();
+    return Motion(E_ * w, E_ * (m.linear() - r_.cross(w)));
+  }
+  /// `X* f`: force from A to B coordinates.
+  Force apply(const Force& f) const {
+    const Vec3 fl = f.linear();
+    return Force(E_ * (f.angular() - r_.cross(fl)), E_ * fl);
+  }
+  /// `X⁻¹ m`: motion from B to A coordinates.
+  Motion apply_inverse(const Motion& m) const {
+    const Vec3 w = E_.transpose() * m.angular();
+    return Motion(w, E_.transpose() * m.linear() + r_.cross(w));
+  }
+  /// `Xᵀ f = (X*)⁻¹ f`: force from B to A coordinates.
+  Force apply_transpose(const Force& f) const {
+    const Vec3 fl = E_.transpose() * f.linear();
+    return Force(E_.transpose() * f.angular() + r_.cross(fl), fl);
+  }
+  /// `X* I X⁻¹`: a rigid inertia from A to B coordinates.
+  inline RigidInertia apply(const RigidInertia& I) const;
+  /// `Xᵀ I X`: a rigid inertia from B to A coordinates.
+  inline RigidInertia apply_transpose(const RigidInertia& I) const;
+
+  /// A point given in A coordinates, expressed in B coordinates.
+  Vec3 transform_point(const Vec3& p) const { return E_ * (p - r_); }
+  /// A point given in B coordinates, expressed in A coordinates.
+  Vec3 inverse_transform_point(const Vec3& p) const { return E_.transpose() * p + r_; }
+
+  /// Composition: `(X_CB * X_BA) = X_CA`.
+  Transform operator*(const Transform& X_BA) const {
+    return Transform(E_ * X_BA.E_, X_BA.r_ + X_BA.E_.transpose() * r_);
+  }
+  Transform inverse() const { return Transform(E_.transpose(), -(E_ * r_)); }
+
+  /// The 6×6 motion transform `[E 0; -E r× E]`.
+  Mat6 to_matrix() const {
+    Mat6 X;
+    X << E_, Mat3::Zero(), -E_ * skew(r_), E_;
+    return X;
+  }
+  /// The 6×6 force transform `X* = [E -E r×; 0 E]`.
+  Mat6 to_force_matrix() const {
+    Mat6 X;
+    X << E_, -E_ * skew(r_), Mat3::Zero(), E_;
+    return X;
+  }
+
+  bool is_approx(const Transform& o, double prec = 1e-12) const {
+    return ((E_ - o.E_).cwiseAbs().maxCoeff() <= prec) && (r_ - o.r_).norm() <= prec * (1.0 + r_.norm());
+  }
+
+ private:
+  Mat3 E_;
+  Vec3 r_;
+};
+
+/// Featherstone's rotx/roty/rotz: the transform to a frame rotated by angle
+/// θ about the x/y/z axis of the current one.
+inline Transform rot_x(double th) {
+  return Transform::rotation(Eigen::AngleAxisd(th, Vec3::UnitX()).toRotationMatrix());
+}
+inline Transform rot_y(double th) {
+  return Transform::rotation(Eigen::AngleAxisd(th, Vec3::UnitY()).toRotationMatrix());
+}
+inline Transform rot_z(double th) {
+  return Transform::rotation(Eigen::AngleAxisd(th, Vec3::UnitZ()).toRotationMatrix());
+}
+
+/// Rigid-body inertia in some frame: mass m, first moment h = m c (c the
+/// centre of mass), and rotational inertia Ī about the frame origin.
+class RigidInertia {
+ public:
+  RigidInertia() : m_(0.0), h_(Vec3::Zero()), Ibar_(Mat3::Zero()) {}
+  RigidInertia(double m, const Vec3& h, const Mat3& Ibar) : m_(m), h_(h), Ibar_(Ibar) {}
+  static RigidInertia Zero() { return RigidInertia(); }
+  /// From mass, centre of mass c and the rotational inertia Ic about c (RBDA eq. 2.63).
+  static RigidInertia from_mass_com_inertia(double m, const Vec3& c, const Mat3& Ic) {
+    return RigidInertia(m, m * c, Ic + m * (c.squaredNorm() * Mat3::Identity() - c * c.transpose()));
+  }
+
+  double mass() const { return m_; }
+  /// First moment of mass h = m c.
+  const Vec3& h() const { return h_; }
+  /// Rotational inertia about the frame origin.
+  const Mat3& Ibar() const { return Ibar_; }
+  /// Centre of mass (zero for a massless body).
+  Vec3 com() const { return m_ > 0.0 ? Vec3(h_ / m_) : Vec3::Zero(); }
+  /// Rotational inertia about the centre of mass.
+  Mat3 inertia_about_com() const {
+    if (m_ <= 0.0) return Ibar_;
+    const Vec3 c = h_ / m_;
+    return Ibar_ - m_ * (c.squaredNorm() * Mat3::Identity() - c * c.transpose());
+  }
+
+  /// `I v`: the momentum of a body moving with v.
+  Force operator*(const Motion& v) const {
+    const Vec3 w = v.angular();
+    const Vec3 lin = v.linear();
+    return Force(Ibar_ * w + h_.cross(lin), m_ * lin - h_.cross(w));
+  }
+  RigidInertia operator+(const RigidInertia& o) const {
+    return RigidInertia(m_ + o.m_, h_ + o.h_, Ibar_ + o.Ibar_);
+  }
+  RigidInertia& operator+=(const RigidInertia& o) {
+    m_ += o.m_;
+    h_ += o.h_;
+    Ibar_ += o.Ibar_;
+    return *this;
+  }
+  /// Kinetic energy ½ vᵀ I v.
+  double kinetic_energy(const Motion& v) const { return 0.5 * v.dot((*this) * v); }
+
+  /// The 6×6 matrix `[Ī h×; h×ᵀ m1]`.
+  Mat6 to_matrix() const {
+    Mat6 I;
+    const Mat3 hx = skew(h_);
+    I << Ibar_, hx, hx.transpose(), m_ * Mat3::Identity();
+    return I;
+  }
+
+ private:
+  double m_;
+  Vec3 h_;
+  Mat3 Ibar_;
+};
+
+// X* I X⁻¹ (RBDA Table 2.5): m' = m, h' = E(h − m r),
+// Ī' = E(Ī + r×h× + (h − m r)×r×)Eᵀ.
+inline RigidInertia Transform::apply(const RigidInertia& I) const {
+  const Vec3 y = I.h() - I.mass() * r_;
+  const Mat3 rx = skew(r_);
+  const Mat3 Z = I.Ibar() + rx * skew(I.h()) + skew(y) * rx;
+  Mat3 Ibar = E_ * Z * E_.transpose();
+  Ibar = 0.5 * (Ibar + Ibar.transpose()).eval();
+  return RigidInertia(I.mass(), E_ * y, Ibar);
+}
+
+// Xᵀ I X: the inverse mapping, with h_A = Eᵀh + m r and
+// Ī_A = EᵀĪE − r×(Eᵀh)× − (Eᵀh + m r)× r×.
+inline RigidInertia Transform::apply_transpose(const RigidInertia& I) const {
+  const Vec3 hr = E_.transpose() * I.h();
+  const Vec3 hA = hr + I.mass() * r_;
+  const Mat3 rx = skew(r_);
+  Mat3 Ibar = E_.transpose() * I.Ibar() * E_ - rx * skew(hr) - skew(hA) * rx;
+  Ibar = 0.5 * (Ibar + Ibar.transpose()).eval();
+  return RigidInertia(I.mass(), hA, Ibar);
+}
+
+}  // namespace plume

@@ -1,0 +1,69 @@
+#pragma once
+/// @file
+/// Loading a Model from URDF (parsed by urdfdom, validated by plume).
+///
+/// What the loader does beyond parsing:
+/// - The root link is attached to the world by the joint chosen in
+///   LoadOptions: welded (fixed), a free-flyer, or a planar joint moving in
+///   the world's vertical x–z plane (joint x = world x, joint y = world z,
+///   θ about −world y), so that a planar model falls under gravity along −z.
+/// - Fixed joints are merged: the child's inertia is added to its parent body,
+///   the child link becomes a Frame on that body, and its collision shapes move
+///   with it. Every link is a Frame named after it.
+/// - URDF `floating` joints become free-flyers and `planar` joints move in the
+///   plane normal to their axis.
+/// - Validation urdfdom does not do: negative mass, non-finite numbers, an
+///   inertia that is not positive semi-definite or violates the triangle
+///   inequality, a zero joint axis, a moving subtree without mass. Non-unit axes
+///   are normalised (with a warning).
+/// - Mimic joints are loaded as independent joints and listed in
+///   Model::warnings(), unless LoadOptions::reject_mimic is set.
+/// - The `<plume>` extension (ignored by other URDF readers) sets per-link
+///   contact parameters:
+///   ```xml
+///   <robot name="…">
+///     …
+///     <plume>
+///       <contact link="LF_foot" mu="0.9" restitution="0.1"
+///                stiffness="2e5" damping="2e3"/>
+///     </plume>
+///   </robot>
+///   ```
+///   Each `<contact>` applies to every collision shape of `link` (after
+///   merging, shapes keep the name of the link they were declared on); all
+///   attributes but `link` are optional.
+///
+/// Every failure throws plume::UrdfError whose message starts with the file
+/// name (or "<string>") and names the link or joint at fault.
+
+#include <string>
+
+#include "plume/model.hpp"
+
+namespace plume::urdf {
+
+/// How the URDF's root link is attached to the world.
+enum class RootJoint { Fixed, FreeFlyer, Planar };
+
+/// Parses "fixed", "free" (or "free-flyer", "floating") and "planar".
+/// @throws plume::Error on anything else.
+RootJoint parse_root_joint(const std::string& text);
+const char* to_string(RootJoint root);
+
+struct LoadOptions {
+  RootJoint root = RootJoint::Fixed;
+  /// Reject mimic joints instead of loading them as independent joints.
+  bool reject_mimic = false;
+  /// Gravity stored in the model.
+  Vec3 gravity = Vec3(0.0, 0.0, -9.81);
+};
+
+/// Loads a URDF file. @throws UrdfError.
+Model load(const std::string& path, const LoadOptions& options = {});
+
+/// Loads a URDF from a string; `source_name` is used in error messages.
+/// @throws UrdfError.
+Model load_string(const std::string& xml, const LoadOptions& options = {},
+                 const std::string& source_name = "<string>");
+
+}  // namespace plume::urdf

@@ -1,0 +1,353 @@
+#include "plume/model_builder.hpp"
+
+#include <atomic>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "inertia_check.hpp"
+#include "plume/error.hpp"
+
+namespace plume {
+
+// ---- JointSpec factories -------------------------------------------------------
+
+JointSpec JointSpec::revolute(std::string name, const Vec3& axis, double lower, double upper) {
+  JointSpec j;
+  j.name = std::move(name);
+  j.type = JointType::Revolute;
+  j.axis = axis;
+  j.lower = lower;
+  j.upper = upper;
+  return j;
+}
+
+JointSpec JointSpec::continuous(std::string name, const Vec3& axis) {
+  JointSpec j;
+  j.name = std::move(name);
+  j.type = JointType::Continuous;
+  j.axis = axis;
+  return j;
+}
+
+JointSpec JointSpec::prismatic(std::string name, const Vec3& axis, double lower, double upper) {
+  JointSpec j;
+  j.name = std::move(name);
+  j.type = JointType::Prismatic;
+  j.axis = axis;
+  j.lower = lower;
+  j.upper = upper;
+  return j;
+}
+
+JointSpec JointSpec::planar(std::string name) {
+  JointSpec j;
+  j.name = std::move(name);
+  j.type = JointType::Planar;
+  return j;
+}
+
+JointSpec JointSpec::free_flyer(std::string name) {
+  JointSpec j;
+  j.name = std::move(name);
+  j.type = JointType::FreeFlyer;
+  return j;
+}
+
+// ---- ModelBuilder --------------------------------------------------------------
+
+namespace {
+
+std::atomic<std::uint64_t> next_uid{1};
+
+bool finite_transform(const Transform& X) { return X.E().allFinite() && X.r().allFinite(); }
+
+bool orthonormal(const Mat3& E) {
+  return (E * E.transpose() - Mat3::Identity()).cwiseAbs().maxCoeff() < 1e-9 &&
+         E.determinant() > 0.0;
+}
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+}  // namespace
+
+ModelBuilder::ModelBuilder(std::string name) : name_(std::move(name)) {
+  BodyRecord world;
+  world.name = "world";
+  world.joint.name = "world";
+  world.joint.type = JointType::Fixed;
+  bodies_.push_back(world);
+}
+
+int ModelBuilder::add_body(const std::string& name, int parent, const JointSpec& joint,
+                           const Transform& Xtree, const RigidInertia& inertia) {
+  if (parent < 0 || parent >= nbodies()) {
+    std::ostringstream msg;
+    msg << "body " << quoted(name) << ": parent index " << parent << " does not exist (model has "
+        << nbodies() << " bodies)";
+    throw ModelError(msg.str());
+  }
+  if (joint.type == JointType::Fixed) {
+    throw ModelError("body " + quoted(name) + ": joint " + quoted(joint.name) +
+                     " is fixed; merge the body into its parent with add_inertia and add_frame");
+  }
+  BodyRecord b;
+  b.name = name;
+  b.parent = parent;
+  b.joint = joint;
+  b.Xtree = Xtree;
+  b.inertia = inertia;
+  bodies_.push_back(b);
+  return nbodies() - 1;
+}
+
+void ModelBuilder::add_inertia(int body, const RigidInertia& inertia) {
+  if (body < 0 || body >= nbodies()) {
+    throw ModelError("add_inertia: body index " + std::to_string(body) + " does not exist");
+  }
+  bodies_[body].inertia += inertia;
+}
+
+int ModelBuilder::add_frame(const std::string& name, int body, const Transform& placement) {
+  if (body < 0 || body >= nbodies()) {
+    throw ModelError("frame " + quoted(name) + ": body index " + std::to_string(body) +
+                     " does not exist");
+  }
+  frames_.push_back(Frame{name, body, placement});
+  return static_cast<int>(frames_.size()) - 1;
+}
+
+void ModelBuilder::add_collision(const CollisionShape& shape) {
+  if (shape.body < 0 || shape.body >= nbodies()) {
+    throw ModelError("collision shape " + quoted(shape.name) + ": body index " +
+                     std::to_string(shape.body) + " does not exist");
+  }
+  collisions_.push_back(shape);
+}
+
+std::vector<int> ModelBuilder::append_model(const Model& model, int parent,
+                                            const Transform& placement,
+                                            const std::string& prefix) {
+  if (parent < 0 || parent >= nbodies()) {
+    throw ModelError("append_model: parent index " + std::to_string(parent) + " does not exist");
+  }
+  std::vector<int> map(model.nbodies());
+  map[0] = parent;
+  // Mass welded to the model's world: placement maps parent → model-world coordinates.
+  if (model.inertia(0).mass() > 0.0) add_inertia(parent, placement.apply_transpose(model.inertia(0)));
+  for (int i = 1; i < model.nbodies(); ++i) {
+    const Joint& j = model.joint(i);
+    BodyRecord b;
+    b.name = prefix + model.body_name(i);
+    b.parent = map[model.parent(i)];
+    b.joint.name = prefix + j.name;
+    b.joint.type = j.type;
+    b.joint.axis = j.axis;
+    if (j.nv == 1) {
+      b.joint.lower = model.lower_position_limit()(j.q_index);
+      b.joint.upper = model.upper_position_limit()(j.q_index);
+      b.joint.velocity = model.velocity_limit()(j.v_index);
+      b.joint.effort = model.effort_limit()(j.v_index);
+      b.joint.damping = model.damping()(j.v_index);
+      b.joint.friction = model.friction()(j.v_index);
+    }
+    b.Xtree = model.parent(i) == 0 ? model.Xtree(i) * placement : model.Xtree(i);
+    b.inertia = model.inertia(i);
+    bodies_.push_back(b);
+    map[i] = nbodies() - 1;
+  }
+  for (const Frame& f : model.frames()) {
+    Frame g = f;
+    g.name = prefix + f.name;
+    g.body = map[f.body];
+    if (f.body == 0) g.placement = f.placement * placement;
+    frames_.push_back(g);
+  }
+  for (const CollisionShape& s : model.collisions()) {
+    CollisionShape c = s;
+    c.name = prefix + s.name;
+    c.link = prefix + s.link;
+    c.body = map[s.body];
+    if (s.body == 0) c.placement = s.placement * placement;
+    collisions_.push_back(c);
+  }
+  for (const std::string& w : model.warnings()) warnings_.push_back(prefix + ": " + w);
+  return map;
+}
+
+void ModelBuilder::set_gravity(const Vec3& g) {
+  if (!g.allFinite()) throw ModelError("gravity must be finite");
+  gravity_ = g;
+}
+
+void ModelBuilder::add_warning(const std::string& warning) { warnings_.push_back(warning); }
+
+Model ModelBuilder::build() const {
+  Model m;
+  m.name_ = name_;
+  m.gravity_ = gravity_;
+  m.warnings_ = warnings_;
+  const int nb = nbodies();
+
+  // Names must be unique per kind.
+  std::set<std::string> body_names, joint_names, frame_names;
+  // Every body gets a frame with its name unless one was given explicitly.
+  std::vector<Frame> frames;
+  for (const Frame& f : frames_) frame_names.insert(f.name);
+  for (int i = 0; i < nb; ++i) {
+    if (!frame_names.count(bodies_[i].name)) frames.push_back(Frame{bodies_[i].name, i, Transform::Identity()});
+  }
+  frames.insert(frames.end(), frames_.begin(), frames_.end());
+  frame_names.clear();
+  for (int i = 0; i < nb; ++i) {
+    const BodyRecord& b = bodies_[i];
+    if (!body_names.insert(b.name).second) throw ModelError("duplicate body name " + quoted(b.name));
+    if (i > 0 && !joint_names.insert(b.joint.name).second) {
+      throw ModelError("duplicate joint name " + quoted(b.joint.name));
+    }
+  }
+  for (const Frame& f : frames) {
+    if (!frame_names.insert(f.name).second) throw ModelError("duplicate frame name " + quoted(f.name));
+    if (!finite_transform(f.placement) || !orthonormal(f.placement.E())) {
+      throw ModelError("frame " + quoted(f.name) + ": placement is not a finite rigid transform");
+    }
+  }
+
+  m.parent_.assign(nb, -1);
+  m.body_names_.resize(nb);
+  m.Xtree_.resize(nb);
+  m.inertia_.resize(nb);
+  m.joints_.resize(nb);
+  m.subtree_root_.assign(nb, 0);
+  m.joints_[0] = Joint{"world", JointType::Fixed, Vec3::UnitZ(), 0, 0, 0, 0};
+
+  int nq = 0, nv = 0;
+  std::vector<double> lower, upper, vel, eff, damp, fric;
+  for (int i = 0; i < nb; ++i) {
+    const BodyRecord& b = bodies_[i];
+    m.body_names_[i] = b.name;
+    m.inertia_[i] = b.inertia;
+    const std::string where = "body " + quoted(b.name);
+    {
+      const RigidInertia& I = b.inertia;
+      if (!std::isfinite(I.mass()) || !I.h().allFinite() || !I.Ibar().allFinite()) {
+        throw ModelError(where + ": inertia has a non-finite entry");
+      }
+      const std::string why = detail::inertia_problem(I.mass(), I.inertia_about_com());
+      if (!why.empty()) throw ModelError(where + ": " + why);
+    }
+    if (i == 0) continue;
+    const JointSpec& js = b.joint;
+    const std::string jwhere = where + ", joint " + quoted(js.name);
+    if (b.parent < 0 || b.parent >= i) throw ModelError(jwhere + ": parent must precede the body");
+    if (!finite_transform(b.Xtree) || !orthonormal(b.Xtree.E())) {
+      throw ModelError(jwhere + ": joint placement is not a finite rigid transform");
+    }
+    Joint j;
+    j.name = js.name;
+    j.type = js.type;
+    j.q_index = nq;
+    j.v_index = nv;
+    j.nq = joint_nq(js.type);
+    j.nv = joint_nv(js.type);
+    if (j.nv == 0) throw ModelError(jwhere + ": fixed joints cannot be bodies");
+    const bool one_dof = j.nv == 1;
+    if (one_dof) {
+      if (!js.axis.allFinite()) throw ModelError(jwhere + ": axis is not finite");
+      const double n = js.axis.norm();
+      if (!(n > 1e-12)) throw ModelError(jwhere + ": axis is zero");
+      j.axis = js.axis / n;
+      const double l = js.type == JointType::Continuous ? -JointSpec::kInf : js.lower;
+      const double u = js.type == JointType::Continuous ? JointSpec::kInf : js.upper;
+      if (std::isnan(l) || std::isnan(u) || std::isnan(js.velocity) || std::isnan(js.effort) ||
+          !std::isfinite(js.damping) || !std::isfinite(js.friction)) {
+        throw ModelError(jwhere + ": limits or dynamics contain NaN or infinite values");
+      }
+      if (l > u) {
+        std::ostringstream msg;
+        msg << jwhere << ": lower limit " << l << " exceeds upper limit " << u;
+        throw ModelError(msg.str());
+      }
+      if (js.velocity < 0.0 || js.effort < 0.0 || js.damping < 0.0 || js.friction < 0.0) {
+        throw ModelError(jwhere + ": velocity, effort, damping and friction must be non-negative");
+      }
+      lower.push_back(l);
+      upper.push_back(u);
+      vel.push_back(js.velocity);
+      eff.push_back(js.effort);
+      damp.push_back(js.damping);
+      fric.push_back(js.friction);
+    } else {
+      for (int k = 0; k < j.nq; ++k) {
+        lower.push_back(-JointSpec::kInf);
+        upper.push_back(JointSpec::kInf);
+      }
+      for (int k = 0; k < j.nv; ++k) {
+        vel.push_back(JointSpec::kInf);
+        eff.push_back(JointSpec::kInf);
+        damp.push_back(0.0);
+        fric.push_back(0.0);
+      }
+    }
+    m.parent_[i] = b.parent;
+    m.Xtree_[i] = b.Xtree;
+    m.joints_[i] = j;
+    m.subtree_root_[i] = b.parent == 0 ? i : m.subtree_root_[b.parent];
+    nq += j.nq;
+    nv += j.nv;
+  }
+  m.nq_ = nq;
+  m.nv_ = nv;
+  auto to_vec = [](const std::vector<double>& x) {
+    return VectorX(Eigen::Map<const VectorX>(x.data(), static_cast<Eigen::Index>(x.size())));
+  };
+  m.lower_ = to_vec(lower);
+  m.upper_ = to_vec(upper);
+  m.velocity_limit_ = to_vec(vel);
+  m.effort_limit_ = to_vec(eff);
+  m.damping_ = to_vec(damp);
+  m.friction_ = to_vec(fric);
+
+  // A moving subtree with no mass makes H singular.
+  std::vector<double> subtree_mass(nb, 0.0);
+  for (int i = nb - 1; i >= 0; --i) {
+    subtree_mass[i] += bodies_[i].inertia.mass();
+    if (i > 0) subtree_mass[bodies_[i].parent] += subtree_mass[i];
+  }
+  for (int i = 1; i < nb; ++i) {
+    if (!(subtree_mass[i] > 0.0)) {
+      throw ModelError("body " + quoted(bodies_[i].name) + ", moved by joint " +
+                       quoted(bodies_[i].joint.name) +
+                       ", has no mass and carries no massive body: the joint-space inertia "
+                       "matrix would be singular");
+    }
+  }
+  m.total_mass_ = subtree_mass[0];
+
+  // Degrees of freedom: owning body and the sparsity parent (RBDA §6.5).
+  m.dof_body_.resize(nv);
+  m.dof_parent_.resize(nv);
+  std::vector<int> last_dof(nb, -1);
+  for (int i = 1; i < nb; ++i) {
+    const Joint& j = m.joints_[i];
+    int p = last_dof[m.parent_[i]];
+    for (int k = 0; k < j.nv; ++k) {
+      m.dof_body_[j.v_index + k] = i;
+      m.dof_parent_[j.v_index + k] = p;
+      p = j.v_index + k;
+    }
+    last_dof[i] = p;
+  }
+
+  m.frames_ = frames;
+  m.collisions_ = collisions_;
+  for (const CollisionShape& s : collisions_) {
+    if (!finite_transform(s.placement) || !orthonormal(s.placement.E())) {
+      throw ModelError("collision shape " + quoted(s.name) + ": placement is not a finite rigid transform");
+    }
+  }
+  m.uid_ = next_uid.fetch_add(1);
+  return m;
+}
+
+}  // namespace plume
