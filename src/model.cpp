@@ -44,7 +44,7 @@ Model::Model()
       body_names_{"world"},
       Xtree_{Transform::Identity()},
       inertia_{RigidInertia::Zero()},
-      joints_{Joint{"world", JointType::Fixed, Vec3::UnitZ(), 0, 0, 0, 0}},
+      joints_{Joint{"world", JointType::Fixed, JointKind::None, Vec3::UnitZ(), 0, 0, 0, 0}},
       subtree_root_{0} {}
 
 bool Model::in_subtree(int i, int j) const {

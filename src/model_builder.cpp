@@ -69,6 +69,24 @@ bool orthonormal(const Mat3& E) {
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
+JointKind kernel_kind(JointType type, const Vec3& axis) {
+  switch (type) {
+    case JointType::Revolute:
+    case JointType::Continuous: {
+      const Vec3 a = axis.normalized();
+      if (a == Vec3::UnitX()) return JointKind::RevoluteX;
+      if (a == Vec3::UnitY()) return JointKind::RevoluteY;
+      if (a == Vec3::UnitZ()) return JointKind::RevoluteZ;
+      return JointKind::RevoluteAxis;
+    }
+    case JointType::Prismatic: return JointKind::Prismatic;
+    case JointType::Planar: return JointKind::Planar;
+    case JointType::FreeFlyer: return JointKind::FreeFlyer;
+    case JointType::Fixed: return JointKind::None;
+  }
+  return JointKind::None;
+}
+
 }  // namespace
 
 ModelBuilder::ModelBuilder(std::string name) : name_(std::move(name)) {
@@ -219,7 +237,7 @@ Model ModelBuilder::build() const {
   m.inertia_.resize(nb);
   m.joints_.resize(nb);
   m.subtree_root_.assign(nb, 0);
-  m.joints_[0] = Joint{"world", JointType::Fixed, Vec3::UnitZ(), 0, 0, 0, 0};
+  m.joints_[0] = Joint{"world", JointType::Fixed, JointKind::None, Vec3::UnitZ(), 0, 0, 0, 0};
 
   int nq = 0, nv = 0;
   std::vector<double> lower, upper, vel, eff, damp, fric;
@@ -250,6 +268,7 @@ Model ModelBuilder::build() const {
     j.v_index = nv;
     j.nq = joint_nq(js.type);
     j.nv = joint_nv(js.type);
+    j.kind = kernel_kind(js.type, js.axis);
     if (j.nv == 0) throw ModelError(jwhere + ": fixed joints cannot be bodies");
     const bool one_dof = j.nv == 1;
     if (one_dof) {

@@ -45,9 +45,10 @@ constexpr double kHalfPi = 1.57079632679489661923;
 class CaptureHandler : public console_bridge::OutputHandler {
  public:
   void log(const std::string& text, console_bridge::LogLevel level, const char*, int) override {
-    if (level >= console_bridge::CONSOLE_BRIDGE_LOG_WARN) messages.push_back(text);
+    if (level >= console_bridge::CONSOLE_BRIDGE_LOG_ERROR) errors.push_back(text);
+    else if (level == console_bridge::CONSOLE_BRIDGE_LOG_WARN) warnings.push_back(text);
   }
-  std::vector<std::string> messages;
+  std::vector<std::string> errors, warnings;
 };
 
 std::mutex& parse_mutex() {
@@ -70,6 +71,7 @@ class Loader {
     ::urdf::ModelInterfaceSharedPtr urdf = parse(xml);
     builder_ = ModelBuilder(urdf->getName());
     builder_.set_gravity(options_.gravity);
+    for (const std::string& w : parser_warnings_) builder_.add_warning(w);
     const ::urdf::LinkConstSharedPtr root = urdf->getRoot();
     if (!root) fail("the URDF has no root link");
 
@@ -167,14 +169,18 @@ class Loader {
     try {
       model = ::urdf::parseURDF(xml);
     } catch (const std::exception& e) {
-      capture.messages.push_back(e.what());
+      capture.errors.push_back(e.what());
     }
     console_bridge::restorePreviousOutputHandler();
-    if (!model) {
+    // urdfdom sometimes logs an error and still returns a model holding
+    // whatever it had parsed (e.g. an inertial with an unreadable number):
+    // any logged error is fatal.
+    if (!model || !capture.errors.empty()) {
       std::string why;
-      for (const std::string& m : capture.messages) why += (why.empty() ? "" : "; ") + m;
+      for (const std::string& m : capture.errors) why += (why.empty() ? "" : "; ") + m;
       fail("invalid URDF: " + (why.empty() ? std::string("urdfdom rejected it") : why));
     }
+    for (const std::string& w : capture.warnings) parser_warnings_.push_back("urdfdom: " + w);
     return model;
   }
 
@@ -417,6 +423,7 @@ class Loader {
   ModelBuilder builder_;
   std::set<std::string> visited_;
   std::vector<CollisionShape> shapes_;
+  std::vector<std::string> parser_warnings_;
 };
 
 }  // namespace

@@ -59,10 +59,24 @@ constexpr int joint_nv(JointType t) {
   return 0;
 }
 
+/// The computational kernel a joint dispatches to: joint types refined by
+/// their axis (an axis-aligned revolute joint rotates two rows of a matrix).
+enum class JointKind : std::uint8_t {
+  None,          ///< the world placeholder
+  RevoluteX,     ///< revolute or continuous about +x
+  RevoluteY,     ///< … about +y
+  RevoluteZ,     ///< … about +z
+  RevoluteAxis,  ///< … about any other unit axis
+  Prismatic,     ///< prismatic along any unit axis
+  Planar,
+  FreeFlyer
+};
+
 /// A joint as stored in a Model.
 struct Joint {
   std::string name;
   JointType type = JointType::Fixed;
+  JointKind kind = JointKind::None;
   /// Unit axis in the joint frame (revolute, continuous, prismatic).
   Vec3 axis = Vec3::UnitZ();
   int q_index = 0;  ///< first index of this joint's coordinates in q

@@ -1,0 +1,72 @@
+#include "cli_common.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+#include <vector>
+
+#include "plume/error.hpp"
+
+namespace plume::cli {
+
+Model load_model(const std::string& path, const std::string& root) {
+  urdf::LoadOptions options;
+  options.root = urdf::parse_root_joint(root);
+  return urdf::load(path, options);
+}
+
+VectorX parse_vector(const std::string& text, const std::string& flag) {
+  std::vector<double> values;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    std::string token = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const auto first = token.find_first_not_of(" \t");
+    const auto last = token.find_last_not_of(" \t");
+    token = first == std::string::npos ? "" : token.substr(first, last - first + 1);
+    if (token.empty()) {
+      throw ArgumentError(flag + ": entry " + std::to_string(values.size()) + " is empty (expected comma-separated numbers)");
+    }
+    errno = 0;
+    char* end = nullptr;
+    const double x = std::strtod(token.c_str(), &end);
+    if (end != token.c_str() + token.size() || errno == ERANGE) {
+      throw ArgumentError(flag + ": entry " + std::to_string(values.size()) + " ('" + token + "') is not a number");
+    }
+    values.push_back(x);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return Eigen::Map<const VectorX>(values.data(), static_cast<Eigen::Index>(values.size()));
+}
+
+VectorX parse_vector(const std::string& text, const std::string& flag, Eigen::Index expected, const std::string& what) {
+  VectorX x = parse_vector(text, flag);
+  if (x.size() != expected) {
+    std::ostringstream msg;
+    msg << flag << " has " << x.size() << " entries, expected " << expected << " (" << what << ")";
+    throw ArgumentError(msg.str());
+  }
+  return x;
+}
+
+namespace {
+nlohmann::json number(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
+}  // namespace
+
+nlohmann::json to_json(const VectorX& x) {
+  nlohmann::json j = nlohmann::json::array();
+  for (Eigen::Index i = 0; i < x.size(); ++i) j.push_back(number(x(i)));
+  return j;
+}
+
+nlohmann::json to_json(const Vec3& x) { return to_json(VectorX(x)); }
+
+nlohmann::json to_json(const MatrixX& m) {
+  nlohmann::json j = nlohmann::json::array();
+  for (Eigen::Index r = 0; r < m.rows(); ++r) j.push_back(to_json(VectorX(m.row(r).transpose())));
+  return j;
+}
+
+}  // namespace plume::cli

@@ -1,0 +1,35 @@
+#pragma once
+// Shared pieces of the plume command-line program (no CLI11 here: it is
+// compiled in main.cpp only).
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "plume/model.hpp"
+#include "plume/urdf.hpp"
+
+namespace plume::cli {
+
+/// Loads MODEL.urdf with the --root option ("fixed", "free", "planar").
+Model load_model(const std::string& path, const std::string& root);
+
+/// Parses "1,2.5,-3" strictly. Throws plume::ArgumentError naming `flag`
+/// and the offending entry.
+VectorX parse_vector(const std::string& text, const std::string& flag);
+
+/// Same, and checks the length: "--q has 5 entries, expected 19 (nq of 'quadruped')".
+VectorX parse_vector(const std::string& text, const std::string& flag, Eigen::Index expected,
+                     const std::string& what);
+
+nlohmann::json to_json(const VectorX& x);
+nlohmann::json to_json(const MatrixX& m);
+nlohmann::json to_json(const Vec3& x);
+
+struct InfoArgs {
+  std::string model;
+  std::string root = "fixed";
+  bool json = false;
+};
+int run_info(const InfoArgs& args);
+
+}  // namespace plume::cli

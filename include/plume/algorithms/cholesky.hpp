@@ -1,0 +1,32 @@
+#pragma once
+/// @file
+/// The branch-induced sparse factorisation H = Lᵀ D L (RBDA §6.5, Tables 6.3
+/// and 6.4). L is unit lower triangular and keeps H's sparsity: L(k, j) ≠ 0
+/// only when dof j is an ancestor of dof k (Model::dof_parent chains), so the
+/// factorisation costs O(n d²) for tree depth d and never fills in.
+///
+/// Usage: crba(model, data, q); ltdl(model, data); ltdl_solve(model, data, x).
+
+#include "plume/data.hpp"
+
+namespace plume {
+
+/// Factorises data.H (from crba) into data.LD. @returns data.LD.
+/// @throws Error if a pivot is not positive (H not positive definite).
+const MatrixX& ltdl(const Model& model, Data& data);
+
+/// x ← H⁻¹ x using data.LD. x has nv entries (or nv rows for a matrix).
+void ltdl_solve(const Model& model, const Data& data, Eigen::Ref<VectorX> x);
+void ltdl_solve(const Model& model, const Data& data, Eigen::Ref<MatrixX> X);
+
+/// Half solves, for M = Tᵀ H⁻¹ T = (L⁻ᵀT)ᵀ D⁻¹ (L⁻ᵀT) without forming H⁻¹:
+/// X ← L⁻ᵀ X
+void ltdl_solve_Lt(const Model& model, const Data& data, Eigen::Ref<MatrixX> X);
+/// X ← L⁻¹ X
+void ltdl_solve_L(const Model& model, const Data& data, Eigen::Ref<MatrixX> X);
+
+namespace unchecked {
+const MatrixX& ltdl(const Model& model, Data& data);
+}  // namespace unchecked
+
+}  // namespace plume

@@ -1,0 +1,75 @@
+#pragma once
+/// @file
+/// Data: every algorithm's workspace and results for one Model.
+///
+/// Build one Data per thread with `Data data(model)`; it sizes everything once,
+/// and no algorithm on the hot path allocates afterwards. Fields are grouped
+/// by the stage that fills them; each comment gives the shape and the function
+/// that writes it. Spatial quantities of body i are in body-i coordinates
+/// unless the name says otherwise (`X0`: world → body).
+
+#include <cstdint>
+#include <vector>
+
+#include "plume/model.hpp"
+
+namespace plume {
+
+class Data {
+ public:
+  explicit Data(const Model& model);
+
+  // ---- identity --------------------------------------------------------------
+  std::uint64_t model_uid;  ///< Model::uid() of the model this Data was built for
+  int nq, nv, nbodies;
+
+  // ---- kinematics: forward_kinematics(), and the first pass of every algorithm ----
+  std::vector<Transform> Xup;  ///< [nbodies] X_{i←λ(i)}, parent → body coordinates
+  std::vector<Transform> X0;   ///< [nbodies] X_{i←0}, world → body coordinates (placement)
+  Matrix6X S;                  ///< [6×nv] motion subspace columns, body coordinates
+  std::vector<Motion> v;       ///< [nbodies] spatial velocity, body coordinates
+  std::vector<Motion> a;       ///< [nbodies] spatial acceleration, body coordinates. From
+                               ///< forward_kinematics: the true acceleration. rnea() and aba()
+                               ///< start from a fictitious base acceleration −g, so theirs
+                               ///< include the gravity offset.
+  std::vector<Motion> c;       ///< [nbodies] velocity-product term cJ + v×vJ (aba)
+  std::vector<Transform> Xframe;  ///< [nframes] X_{frame←0} (update_frame_placements)
+
+  // ---- inverse dynamics: rnea(), bias_forces(), gravity_torques() --------------------
+  std::vector<Force> f;  ///< [nbodies] net force transmitted by joint i, body coordinates
+  VectorX tau;           ///< [nv] joint forces from rnea()
+  VectorX C;             ///< [nv] bias forces C(q, q̇) from bias_forces()
+  VectorX g;             ///< [nv] gravity torques from gravity_torques()
+
+  // ---- joint-space inertia: crba() ------------------------------------------------
+  std::vector<RigidInertia> Ic;  ///< [nbodies] composite inertia of each subtree
+  MatrixX H;                     ///< [nv×nv] joint-space inertia, both triangles
+  Matrix6X F;                    ///< [6×nv] workspace: Ic S carried down the tree
+
+  // ---- forward dynamics: aba() -------------------------------------------------
+  std::vector<Mat6> IA;    ///< [nbodies] articulated-body inertias
+  std::vector<Force> pA;   ///< [nbodies] articulated bias forces
+  Matrix6X U;              ///< [6×nv] IA S
+  MatrixX Dinv;            ///< [nv×nv] block-diagonal (Sᵀ IA S)⁻¹ per joint
+  VectorX u;               ///< [nv] τ − Sᵀ pA
+  VectorX ddq;             ///< [nv] joint accelerations from aba()
+
+  // ---- sparse factorisation H = Lᵀ D L: ltdl() (RBDA §6.5) ----------------------
+  MatrixX LD;  ///< [nv×nv] L strictly below the diagonal (branch-induced pattern), D on it
+  VectorX ltdl_tmp;  ///< [nv] workspace of the solves
+
+  // ---- Jacobians: body_jacobian(), frame_jacobian(), point_jacobian() ---------------
+  Matrix6X J;  ///< [6×nv] result of the last 6-D Jacobian call
+  Matrix3X Jp; ///< [3×nv] result of the last point or centre-of-mass Jacobian call
+  std::vector<int> chain;  ///< [nbodies] workspace: a support chain, leaf first
+
+  // ---- energy and momentum: energy.hpp ------------------------------------------
+  Vec3 com = Vec3::Zero();  ///< centre of mass of the whole model, world coordinates
+  double kinetic = 0.0;     ///< kinetic energy from kinetic_energy()
+  double potential = 0.0;   ///< potential energy from potential_energy()
+};
+
+/// Throws plume::Error unless `data` was built for `model`.
+void check_data(const Model& model, const Data& data);
+
+}  // namespace plume

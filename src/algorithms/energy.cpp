@@ -1,0 +1,65 @@
+// Kinetic and potential energy, spatial momentum, centre of mass.
+#include "plume/algorithms/energy.hpp"
+
+#include "checks.hpp"
+#include "plume/algorithms/jacobians.hpp"
+
+namespace plume {
+
+double kinetic_energy(const Model& model, Data& data, const VecRef& q, const VecRef& v) {
+  forward_kinematics(model, data, q, v);
+  double T = 0.0;
+  for (int i = 1; i < model.nbodies(); ++i) T += model.inertia(i).kinetic_energy(data.v[i]);
+  data.kinetic = T;
+  return T;
+}
+
+double potential_energy(const Model& model, Data& data, const VecRef& q) {
+  forward_kinematics(model, data, q);
+  double V = 0.0;
+  for (int i = 1; i < model.nbodies(); ++i) {
+    const RigidInertia& I = model.inertia(i);
+    V -= model.gravity().dot(data.X0[i].inverse_transform_point(I.com())) * I.mass();
+  }
+  const RigidInertia& I0 = model.inertia(0);
+  V -= model.gravity().dot(I0.com()) * I0.mass();
+  data.potential = V;
+  return V;
+}
+
+double mechanical_energy(const Model& model, Data& data, const VecRef& q, const VecRef& v) {
+  return kinetic_energy(model, data, q, v) + potential_energy(model, data, q);
+}
+
+Force spatial_momentum(const Model& model, Data& data, const VecRef& q, const VecRef& v) {
+  forward_kinematics(model, data, q, v);
+  Force h;
+  for (int i = 1; i < model.nbodies(); ++i) h += data.X0[i].apply_transpose(model.inertia(i) * data.v[i]);
+  return h;
+}
+
+const Vec3& center_of_mass(const Model& model, Data& data, const VecRef& q) {
+  forward_kinematics(model, data, q);
+  Vec3 mc = model.inertia(0).h();
+  for (int i = 1; i < model.nbodies(); ++i) {
+    const RigidInertia& I = model.inertia(i);
+    mc += I.mass() * data.X0[i].inverse_transform_point(I.com());
+  }
+  data.com = mc / model.total_mass();
+  return data.com;
+}
+
+const Matrix3X& com_jacobian(const Model& model, Data& data, const VecRef& q) {
+  forward_kinematics(model, data, q);
+  data.Jp.setZero();
+  Matrix3X Ji(3, model.nv());
+  for (int i = 1; i < model.nbodies(); ++i) {
+    const RigidInertia& I = model.inertia(i);
+    if (I.mass() <= 0.0) continue;
+    point_jacobian(model, data, i, I.com(), ReferenceFrame::LocalWorldAligned, Ji);
+    data.Jp += (I.mass() / model.total_mass()) * Ji;
+  }
+  return data.Jp;
+}
+
+}  // namespace plume

@@ -1,0 +1,182 @@
+// Jacobians and velocity-product accelerations of bodies, frames and points.
+#include "plume/algorithms/jacobians.hpp"
+
+#include "checks.hpp"
+#include "joint_kernels.hpp"
+
+namespace plume {
+
+namespace {
+
+// Placements of the bodies supporting `body` only (root first).
+void support_kinematics(const Model& model, Data& data, const VecRef& q, int body) {
+  int n = 0;
+  for (int i = body; i > 0; i = model.parent(i)) data.chain[n++] = i;
+  while (n > 0) {
+    const int i = data.chain[--n];
+    const Joint& j = model.joint(i);
+    detail::visit_kind(j.kind, [&](auto jk) {
+      decltype(jk)::position(j, model.Xtree(i), q.data() + j.q_index, data.Xup[i], data.S);
+    });
+    const int p = model.parent(i);
+    data.X0[i] = p > 0 ? data.Xup[i] * data.X0[p] : data.Xup[i];
+  }
+}
+
+// Columns of the Jacobian of a target rigidly attached to `body`, whose
+// placement is X_t0 (world → target coordinates).
+void fill_jacobian(const Model& model, const Data& data, int body, const Transform& X_t0,
+                   ReferenceFrame ref, Eigen::Ref<Matrix6X> J) {
+  J.setZero();
+  const Vec3& p = X_t0.r();  // target origin, world coordinates
+  for (int i = body; i > 0; i = model.parent(i)) {
+    const Joint& j = model.joint(i);
+    if (ref == ReferenceFrame::Local) {
+      const Transform X_ti = X_t0 * data.X0[i].inverse();
+      for (int k = j.v_index; k < j.v_index + j.nv; ++k) J.col(k) = X_ti.apply(Motion(Vec6(data.S.col(k)))).vector();
+    } else {
+      for (int k = j.v_index; k < j.v_index + j.nv; ++k) {
+        const Motion w = data.X0[i].apply_inverse(Motion(Vec6(data.S.col(k))));
+        if (ref == ReferenceFrame::World) {
+          J.col(k) = w.vector();
+        } else {  // LocalWorldAligned: the same twist seen at the target origin
+          J.col(k) << w.angular(), w.linear() + w.angular().cross(p);
+        }
+      }
+    }
+  }
+}
+
+Transform frame_X0(const Model& model, const Data& data, int frame) {
+  const Frame& f = model.frames()[frame];
+  return f.placement * data.X0[f.body];
+}
+
+// A motion of `body` given in body coordinates, seen from a target on that
+// body with placement X_tb (body → target): Local / World / LocalWorldAligned.
+Motion motion_in(const Data& data, int body, const Transform& X_tb, const Motion& m, ReferenceFrame ref) {
+  switch (ref) {
+    case ReferenceFrame::Local: return X_tb.apply(m);
+    case ReferenceFrame::World: return data.X0[body].apply_inverse(m);
+    case ReferenceFrame::LocalWorldAligned: {
+      const Motion at_target = Transform::translation(X_tb.r()).apply(m);
+      const Mat3 R = data.X0[body].E().transpose();
+      return Motion(R * at_target.angular(), R * at_target.linear());
+    }
+  }
+  return m;
+}
+
+// d/dt (J q̇) at q̈ = 0 for a target on `body` (data.a must hold J̇q̇ in body coordinates).
+Motion velocity_product_in(const Data& data, int body, const Transform& X_tb, ReferenceFrame ref) {
+  const Motion& a = data.a[body];
+  if (ref != ReferenceFrame::LocalWorldAligned) return motion_in(data, body, X_tb, a, ref);
+  // Classical: angular acceleration and the acceleration of the target origin.
+  const Motion& v = data.v[body];
+  const Vec3& r = X_tb.r();
+  const Vec3 w = v.angular();
+  const Vec3 vp = v.linear() + w.cross(r);
+  const Vec3 ap = a.linear() + a.angular().cross(r) + w.cross(vp);
+  const Mat3 R = data.X0[body].E().transpose();
+  return Motion(R * a.angular(), R * ap);
+}
+
+}  // namespace
+
+void body_jacobian(const Model& model, const Data& data, int body, ReferenceFrame ref, Eigen::Ref<Matrix6X> J) {
+  fill_jacobian(model, data, body, data.X0[body], ref, J);
+}
+
+void frame_jacobian(const Model& model, const Data& data, int frame, ReferenceFrame ref, Eigen::Ref<Matrix6X> J) {
+  fill_jacobian(model, data, model.frames()[frame].body, frame_X0(model, data, frame), ref, J);
+}
+
+void point_jacobian(const Model& model, const Data& data, int body, const Vec3& point, ReferenceFrame ref,
+                    Eigen::Ref<Matrix3X> J) {
+  J.setZero();
+  const Vec3 p = data.X0[body].inverse_transform_point(point);  // world coordinates
+  const Mat3 Eb = data.X0[body].E();
+  for (int i = body; i > 0; i = model.parent(i)) {
+    const Joint& j = model.joint(i);
+    for (int k = j.v_index; k < j.v_index + j.nv; ++k) {
+      const Motion w = data.X0[i].apply_inverse(Motion(Vec6(data.S.col(k))));
+      const Vec3 vp = w.linear() + w.angular().cross(p);
+      if (ref == ReferenceFrame::Local) {
+        J.col(k) = Eb * vp;
+      } else {
+        J.col(k) = vp;
+      }
+    }
+  }
+}
+
+namespace unchecked {
+
+const Matrix6X& body_jacobian(const Model& model, Data& data, const VecRef& q, int body, ReferenceFrame ref) {
+  support_kinematics(model, data, q, body);
+  fill_jacobian(model, data, body, data.X0[body], ref, data.J);
+  return data.J;
+}
+
+const Matrix6X& frame_jacobian(const Model& model, Data& data, const VecRef& q, int frame, ReferenceFrame ref) {
+  const int body = model.frames()[frame].body;
+  support_kinematics(model, data, q, body);
+  fill_jacobian(model, data, body, frame_X0(model, data, frame), ref, data.J);
+  return data.J;
+}
+
+}  // namespace unchecked
+
+const Matrix6X& body_jacobian(const Model& model, Data& data, const VecRef& q, int body, ReferenceFrame ref) {
+  detail::check_state(model, data, q);
+  detail::check_body(model, body);
+  return unchecked::body_jacobian(model, data, q, body, ref);
+}
+
+const Matrix6X& frame_jacobian(const Model& model, Data& data, const VecRef& q, int frame, ReferenceFrame ref) {
+  detail::check_state(model, data, q);
+  detail::check_frame(model, frame);
+  return unchecked::frame_jacobian(model, data, q, frame, ref);
+}
+
+const Matrix3X& point_jacobian(const Model& model, Data& data, const VecRef& q, int body, const Vec3& point,
+                               ReferenceFrame ref) {
+  detail::check_state(model, data, q);
+  detail::check_body(model, body);
+  if (!point.allFinite()) throw ArgumentError("point has a non-finite entry");
+  support_kinematics(model, data, q, body);
+  point_jacobian(model, data, body, point, ref, data.Jp);
+  return data.Jp;
+}
+
+Motion body_velocity_product(const Model&, const Data& data, int body, ReferenceFrame ref) {
+  return velocity_product_in(data, body, Transform::Identity(), ref);
+}
+
+Motion frame_velocity_product(const Model& model, const Data& data, int frame, ReferenceFrame ref) {
+  const Frame& f = model.frames()[frame];
+  return velocity_product_in(data, f.body, f.placement, ref);
+}
+
+Vec3 point_velocity_product(const Model&, const Data& data, int body, const Vec3& point, ReferenceFrame ref) {
+  const Motion& a = data.a[body];
+  const Motion& v = data.v[body];
+  const Vec3 w = v.angular();
+  const Vec3 vp = v.linear() + w.cross(point);
+  const Vec3 ap = a.linear() + a.angular().cross(point) + w.cross(vp);
+  if (ref == ReferenceFrame::Local) return ap;
+  return data.X0[body].E().transpose() * ap;
+}
+
+Motion body_velocity(const Model&, const Data& data, int body, ReferenceFrame ref) {
+  return motion_in(data, body, Transform::Identity(), data.v[body], ref);
+}
+
+Vec3 point_velocity(const Model&, const Data& data, int body, const Vec3& point, ReferenceFrame ref) {
+  const Motion& v = data.v[body];
+  const Vec3 vp = v.linear() + v.angular().cross(point);
+  if (ref == ReferenceFrame::Local) return vp;
+  return data.X0[body].E().transpose() * vp;
+}
+
+}  // namespace plume

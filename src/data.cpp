@@ -1,0 +1,48 @@
+#include "plume/data.hpp"
+
+#include "algorithms/joint_kernels.hpp"
+#include "plume/error.hpp"
+
+namespace plume {
+
+Data::Data(const Model& model)
+    : model_uid(model.uid()),
+      nq(model.nq()),
+      nv(model.nv()),
+      nbodies(model.nbodies()),
+      Xup(model.nbodies()),
+      X0(model.nbodies()),
+      S(6, model.nv()),
+      v(model.nbodies()),
+      a(model.nbodies()),
+      c(model.nbodies()),
+      Xframe(model.frames().size()),
+      f(model.nbodies()),
+      tau(VectorX::Zero(model.nv())),
+      C(VectorX::Zero(model.nv())),
+      g(VectorX::Zero(model.nv())),
+      Ic(model.nbodies()),
+      H(MatrixX::Zero(model.nv(), model.nv())),
+      F(Matrix6X::Zero(6, model.nv())),
+      IA(model.nbodies(), Mat6::Zero()),
+      pA(model.nbodies()),
+      U(Matrix6X::Zero(6, model.nv())),
+      Dinv(MatrixX::Zero(model.nv(), model.nv())),
+      u(VectorX::Zero(model.nv())),
+      ddq(VectorX::Zero(model.nv())),
+      LD(MatrixX::Zero(model.nv(), model.nv())),
+      ltdl_tmp(VectorX::Zero(model.nv())),
+      J(Matrix6X::Zero(6, model.nv())),
+      Jp(Matrix3X::Zero(3, model.nv())),
+      chain(model.nbodies(), 0) {
+  detail::init_motion_subspace(model, S);
+}
+
+void check_data(const Model& model, const Data& data) {
+  if (data.model_uid != model.uid() || data.nv != model.nv() || data.nbodies != model.nbodies()) {
+    throw Error("Data was built for another model (model '" + model.name() +
+                "'): build it with Data(model)");
+  }
+}
+
+}  // namespace plume
