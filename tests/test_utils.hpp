@@ -60,16 +60,25 @@ inline RigidInertia random_inertia(std::mt19937_64& g) {
 /// A random tree of `nbodies` movable bodies using every joint kind:
 /// revolute about x, y, z and a random axis, continuous, prismatic, planar
 /// and free-flyer (also in the middle of the tree).
-inline Model random_tree(std::uint64_t seed, int nbodies, bool free_root = true) {
+struct TreeOptions {
+  bool free_root = true;        ///< a free-flyer joint at the root
+  bool free_joints = true;      ///< free-flyer joints inside the tree too
+  bool one_subtree = false;     ///< every body below the root (nothing else touches the world)
+  Vec3 gravity = Vec3(0.0, 0.0, -9.81);
+};
+
+inline Model random_tree(std::uint64_t seed, int nbodies, const TreeOptions& opt) {
+  const bool free_root = opt.free_root;
   std::mt19937_64 g(seed);
   ModelBuilder b("random_tree_" + std::to_string(seed));
+  b.set_gravity(opt.gravity);
   int first = 1;
   if (free_root) {
     b.add_body("root", 0, JointSpec::free_flyer("root_joint"), Transform::Identity(), random_inertia(g));
     first = 2;
   }
   for (int i = first; i <= nbodies; ++i) {
-    const int parent = std::uniform_int_distribution<int>(0, i - 1)(g);
+    const int parent = std::uniform_int_distribution<int>(opt.one_subtree ? 1 : 0, i - 1)(g);
     const int kind = static_cast<int>(std::uniform_int_distribution<int>(0, 8)(g));
     JointSpec j;
     const std::string name = "j" + std::to_string(i);
@@ -81,13 +90,21 @@ inline Model random_tree(std::uint64_t seed, int nbodies, bool free_root = true)
       case 4: j = JointSpec::continuous(name, random_vec3(g).normalized()); break;
       case 5: j = JointSpec::prismatic(name, random_vec3(g).normalized(), -0.5, 0.5); break;
       case 6: j = JointSpec::planar(name); break;
-      case 7: j = JointSpec::free_flyer(name); break;
+      case 7:
+        j = opt.free_joints ? JointSpec::free_flyer(name) : JointSpec::revolute(name, Vec3::UnitZ(), -2.0, 2.0);
+        break;
       default: j = JointSpec::revolute(name, Vec3::UnitY(), -2.0, 2.0); break;
     }
     const Transform Xtree = Transform::from_pose(random_rotation(g), random_vec3(g, 0.5));
     b.add_body("b" + std::to_string(i), parent, j, Xtree, random_inertia(g));
   }
   return b.build();
+}
+
+inline Model random_tree(std::uint64_t seed, int nbodies, bool free_root = true) {
+  TreeOptions opt;
+  opt.free_root = free_root;
+  return random_tree(seed, nbodies, opt);
 }
 
 inline VectorX random_vector(std::mt19937_64& g, int n, double scale = 1.0) {

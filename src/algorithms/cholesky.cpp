@@ -71,7 +71,7 @@ void ltdl_solve(const Model& model, const Data& data, Eigen::Ref<VectorX> x) {
   }
 }
 
-void ltdl_solve(const Model& model, const Data& data, Eigen::Ref<MatrixX> X) {
+void ltdl_solve_columns(const Model& model, const Data& data, Eigen::Ref<MatrixX> X) {
   ltdl_solve_Lt(model, data, X);
   for (int i = 0; i < model.nv(); ++i) X.row(i) /= data.LD(i, i);
   ltdl_solve_L(model, data, X);

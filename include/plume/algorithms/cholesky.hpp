@@ -15,9 +15,10 @@ namespace plume {
 /// @throws Error if a pivot is not positive (H not positive definite).
 const MatrixX& ltdl(const Model& model, Data& data);
 
-/// x ← H⁻¹ x using data.LD. x has nv entries (or nv rows for a matrix).
+/// x ← H⁻¹ x using data.LD (x has nv entries); ltdl_solve_columns does it for
+/// every column of a matrix with nv rows.
 void ltdl_solve(const Model& model, const Data& data, Eigen::Ref<VectorX> x);
-void ltdl_solve(const Model& model, const Data& data, Eigen::Ref<MatrixX> X);
+void ltdl_solve_columns(const Model& model, const Data& data, Eigen::Ref<MatrixX> X);
 
 /// Half solves, for M = Tᵀ H⁻¹ T = (L⁻ᵀT)ᵀ D⁻¹ (L⁻ᵀT) without forming H⁻¹:
 /// X ← L⁻ᵀ X

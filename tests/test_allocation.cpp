@@ -1,0 +1,160 @@
+// No heap allocation on the hot path: every dynamics algorithm, after Data is
+// built, is run with a malloc counter armed.
+//
+// Eigen allocates through malloc (not operator new), so the counter
+// interposes malloc itself: glibc's __libc_* entry points in a normal build,
+// the sanitizer allocator hooks under AddressSanitizer.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstddef>
+
+#include "plume/algorithms/aba.hpp"
+#include "plume/algorithms/cholesky.hpp"
+#include "plume/algorithms/crba.hpp"
+#include "plume/algorithms/jacobians.hpp"
+#include "plume/algorithms/rnea.hpp"
+#include "test_utils.hpp"
+
+namespace {
+std::atomic<bool> g_armed{false};
+std::atomic<long> g_allocations{0};
+inline void count_allocation() {
+  if (g_armed.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+#if defined(__SANITIZE_ADDRESS__)
+#define PLUME_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PLUME_ASAN 1
+#endif
+#endif
+
+#ifdef PLUME_ASAN
+#include <sanitizer/allocator_interface.h>
+namespace {
+void on_malloc(const volatile void*, std::size_t) { count_allocation(); }
+void on_free(const volatile void*) {}
+const int g_hooks_installed = __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
+}  // namespace
+#else
+extern "C" {
+void* __libc_malloc(std::size_t);
+void* __libc_calloc(std::size_t, std::size_t);
+void* __libc_realloc(void*, std::size_t);
+void* __libc_memalign(std::size_t, std::size_t);
+void __libc_free(void*);
+
+void* malloc(std::size_t n) {
+  count_allocation();
+  return __libc_malloc(n);
+}
+void* calloc(std::size_t a, std::size_t b) {
+  count_allocation();
+  return __libc_calloc(a, b);
+}
+void* realloc(void* p, std::size_t n) {
+  count_allocation();
+  return __libc_realloc(p, n);
+}
+void* memalign(std::size_t alignment, std::size_t n) {
+  count_allocation();
+  return __libc_memalign(alignment, n);
+}
+void* aligned_alloc(std::size_t alignment, std::size_t n) {
+  count_allocation();
+  return __libc_memalign(alignment, n);
+}
+int posix_memalign(void** out, std::size_t alignment, std::size_t n) {
+  count_allocation();
+  *out = __libc_memalign(alignment, n);
+  return *out ? 0 : 12;  // ENOMEM
+}
+void free(void* p) { __libc_free(p); }
+}
+#endif
+
+using namespace plume;
+using namespace plume::test;
+
+namespace {
+
+// Runs f with the counter armed; returns the number of allocations.
+template <class F>
+long allocations_in(F&& f) {
+  g_allocations = 0;
+  g_armed = true;
+  f();
+  g_armed = false;
+  return g_allocations.load();
+}
+
+}  // namespace
+
+TEST(Allocation, TheCounterSeesAllocations) {
+  // Positive control: the counter must see an Eigen vector and a new.
+  EXPECT_GE(allocations_in([] {
+              VectorX x(100);
+              x.setZero();
+              EXPECT_EQ(x.sum(), 0.0);
+            }),
+            1);
+  EXPECT_GE(allocations_in([] { delete new std::vector<double>(1000); }), 1);
+}
+
+TEST(Allocation, NoneInTheDynamicsAlgorithms) {
+  std::vector<Model> models;
+  for (const auto& nm : all_models()) models.push_back(load_model(nm.file, nm.root));
+  models.push_back(random_tree(77, 14));
+  for (const Model& m : models) {
+    SCOPED_TRACE(m.name());
+    Data d(m);
+    std::mt19937_64 g(1);
+    const VectorX q = random_configuration(m, 1);
+    const VectorX v = random_vector(g, m.nv());
+    const VectorX a = random_vector(g, m.nv());
+    VectorX x = random_vector(g, m.nv());
+    VectorX qdot(m.nq());
+    MatrixX X = MatrixX::Random(m.nv(), 4);
+    Matrix6X J(6, m.nv());
+    Matrix3X Jp(3, m.nv());
+    std::vector<Force> fext(m.nbodies(), Force(Vec3(1, 2, 3), Vec3(4, 5, 6)));
+    const int frame = static_cast<int>(m.frames().size()) - 1;
+    const int body = m.nbodies() - 1;
+    const long n = allocations_in([&] {
+      // Checked entry points.
+      forward_kinematics(m, d, q);
+      forward_kinematics(m, d, q, v);
+      forward_kinematics(m, d, q, v, a);
+      update_frame_placements(m, d);
+      rnea(m, d, q, v, a);
+      rnea(m, d, q, v, a, fext);
+      bias_forces(m, d, q, v);
+      gravity_torques(m, d, q);
+      crba(m, d, q);
+      aba(m, d, q, v, a);
+      aba(m, d, q, v, a, fext);
+      ltdl(m, d);
+      ltdl_solve(m, d, x);
+      ltdl_solve_columns(m, d, X);
+      ltdl_solve_Lt(m, d, X);
+      frame_jacobian(m, d, q, frame);
+      body_jacobian(m, d, q, body, ReferenceFrame::World);
+      point_jacobian(m, d, q, body, Vec3(0.1, 0.2, 0.3));
+      body_jacobian(m, d, body, ReferenceFrame::Local, J);
+      point_jacobian(m, d, body, Vec3::Zero(), ReferenceFrame::LocalWorldAligned, Jp);
+      frame_velocity_product(m, d, frame, ReferenceFrame::LocalWorldAligned);
+      configuration_derivative(m, q, v, qdot);
+      // Unchecked fast paths.
+      unchecked::rnea(m, d, q, v, a);
+      unchecked::bias_forces(m, d, q, v);
+      unchecked::crba(m, d, q);
+      unchecked::aba(m, d, q, v, a);
+      unchecked::ltdl(m, d);
+      unchecked::frame_jacobian(m, d, q, frame);
+    });
+    EXPECT_EQ(n, 0);
+  }
+}

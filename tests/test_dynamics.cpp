@@ -1,0 +1,348 @@
+// RNEA, CRBA, ABA and LTDL, each checked against an independent algorithm,
+// a finite-differenced Lagrangian, energy balance or a closed form.
+#include <gtest/gtest.h>
+#include <tinyxml2.h>
+
+#include <Eigen/Cholesky>
+#include <cmath>
+
+#include "plume/algorithms/aba.hpp"
+#include "plume/algorithms/cholesky.hpp"
+#include "plume/algorithms/crba.hpp"
+#include "plume/algorithms/energy.hpp"
+#include "plume/algorithms/jacobians.hpp"
+#include "plume/algorithms/rnea.hpp"
+#include "plume/error.hpp"
+#include "test_utils.hpp"
+
+using namespace plume;
+using namespace plume::test;
+
+namespace {
+
+// Every model in models/ and random trees with every joint kind.
+std::vector<Model> test_models() {
+  std::vector<Model> out;
+  for (const auto& nm : all_models()) out.push_back(load_model(nm.file, nm.root));
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) out.push_back(random_tree(seed, 4 + static_cast<int>(seed % 9)));
+  for (std::uint64_t seed = 20; seed <= 24; ++seed) out.push_back(random_tree(seed, 15, false));
+  return out;
+}
+
+struct State {
+  VectorX q, v, a;
+};
+
+State random_state(const Model& m, std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  return {random_configuration(m, seed), random_vector(g, m.nv(), 2.0), random_vector(g, m.nv(), 3.0)};
+}
+
+double rel_err(const VectorX& a, const VectorX& b) { return (a - b).norm() / std::max(1.0, b.norm()); }
+
+}  // namespace
+
+TEST(Crba, SymmetricPositiveDefiniteAndColumnsMatchRnea) {
+  for (const Model& m : test_models()) {
+    SCOPED_TRACE(m.name());
+    Data d(m);
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      const State s = random_state(m, seed);
+      const MatrixX H = crba(m, d, s.q);
+      EXPECT_TRUE(H.isApprox(H.transpose(), 1e-14));
+      EXPECT_EQ(Eigen::LLT<MatrixX>(H).info(), Eigen::Success);
+      // Column i of H = RNEA(q, 0, e_i) − RNEA(q, 0, 0) (gravity cancels).
+      const VectorX zero = VectorX::Zero(m.nv());
+      const VectorX tau0 = rnea(m, d, s.q, zero, zero);
+      for (int i = 0; i < m.nv(); ++i) {
+        const VectorX ei = VectorX::Unit(m.nv(), i);
+        const VectorX col = rnea(m, d, s.q, zero, ei) - tau0;
+        EXPECT_LT((col - H.col(i)).norm(), 1e-12 * std::max(1.0, H.norm())) << "column " << i;
+      }
+    }
+  }
+}
+
+TEST(Aba, InvertsRneaOnEveryModel) {
+  for (const Model& m : test_models()) {
+    SCOPED_TRACE(m.name());
+    Data d(m);
+    for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+      const State s = random_state(m, seed);
+      const VectorX tau = rnea(m, d, s.q, s.v, s.a);
+      const VectorX ddq = aba(m, d, s.q, s.v, tau);
+      EXPECT_LT(rel_err(ddq, s.a), 1e-10) << "seed " << seed;
+    }
+  }
+}
+
+TEST(Aba, AgreesWithCrbaAndBiasForces) {
+  // q̈ = H⁻¹ (τ − C): three algorithms, one answer.
+  for (const Model& m : test_models()) {
+    SCOPED_TRACE(m.name());
+    Data d(m);
+    const State s = random_state(m, 9);
+    std::mt19937_64 g(9);
+    const VectorX tau = random_vector(g, m.nv(), 5.0);
+    const VectorX C = bias_forces(m, d, s.q, s.v);
+    const MatrixX H = crba(m, d, s.q);
+    const VectorX expected = H.llt().solve(tau - C);
+    EXPECT_LT(rel_err(aba(m, d, s.q, s.v, tau), expected), 1e-10);
+    // C is RNEA with q̈ = 0, and g is C at q̇ = 0.
+    EXPECT_LT(rel_err(C, rnea(m, d, s.q, s.v, VectorX::Zero(m.nv()))), 1e-14);
+    EXPECT_LT(rel_err(gravity_torques(m, d, s.q), bias_forces(m, d, s.q, VectorX::Zero(m.nv()))), 1e-14);
+  }
+}
+
+TEST(Ltdl, FactorReconstructsHAndSolvesLikeDenseCholesky) {
+  for (const Model& m : test_models()) {
+    SCOPED_TRACE(m.name());
+    Data d(m);
+    const State s = random_state(m, 4);
+    const MatrixX H = crba(m, d, s.q);
+    const MatrixX& LD = ltdl(m, d);
+    const int n = m.nv();
+    MatrixX L = MatrixX::Identity(n, n);
+    VectorX D(n);
+    for (int k = 0; k < n; ++k) {
+      D(k) = LD(k, k);
+      for (int j = m.dof_parent(k); j >= 0; j = m.dof_parent(j)) L(k, j) = LD(k, j);
+    }
+    EXPECT_TRUE((L.transpose() * D.asDiagonal() * L).isApprox(H, 1e-12));
+    // Branch-induced sparsity: no fill-in outside the ancestor pattern.
+    for (int k = 0; k < n; ++k) {
+      for (int j = 0; j < k; ++j) {
+        bool ancestor = false;
+        for (int a = m.dof_parent(k); a >= 0; a = m.dof_parent(a)) ancestor |= a == j;
+        if (!ancestor) {
+          EXPECT_EQ(H(k, j), 0.0);
+        }
+      }
+    }
+    std::mt19937_64 g(4);
+    VectorX x = random_vector(g, n);
+    const VectorX expected = H.llt().solve(x);
+    ltdl_solve(m, d, x);
+    EXPECT_LT(rel_err(x, expected), 1e-11);
+    MatrixX B = MatrixX::Random(n, 3);
+    const MatrixX expectedB = H.llt().solve(B);
+    ltdl_solve_columns(m, d, B);
+    EXPECT_TRUE(B.isApprox(expectedB, 1e-10));
+    // Tᵀ H⁻¹ T = (L⁻ᵀT)ᵀ D⁻¹ (L⁻ᵀT)
+    MatrixX T = MatrixX::Random(n, 4);
+    const MatrixX M = T.transpose() * H.llt().solve(T);
+    MatrixX Y = T;
+    ltdl_solve_Lt(m, d, Y);
+    EXPECT_TRUE((Y.transpose() * D.cwiseInverse().asDiagonal() * Y).isApprox(M, 1e-10));
+  }
+}
+
+TEST(Rnea, AgreesWithTheLagrangianByFiniteDifferences) {
+  // τ = d/dt(∂T/∂q̇) − ∂T/∂q + ∂V/∂q, every term from the energy functions.
+  // Models without free-flyers, so that q̇ = v.
+  TreeOptions opt;
+  opt.free_root = false;
+  opt.free_joints = false;
+  std::vector<Model> models;
+  for (std::uint64_t seed = 30; seed < 36; ++seed) models.push_back(random_tree(seed, 8, opt));
+  for (const char* f : {"double_pendulum.urdf", "arm7.urdf"}) models.push_back(load_model(f, urdf::RootJoint::Fixed));
+  models.push_back(load_model("rod.urdf", urdf::RootJoint::Planar));
+  for (const Model& m : models) {
+    SCOPED_TRACE(m.name());
+    Data d(m);
+    const State s = random_state(m, 2);
+    const int n = m.nv();
+    auto T = [&](const VectorX& q, const VectorX& v) { return kinetic_energy(m, d, q, v); };
+    auto V = [&](const VectorX& q) { return potential_energy(m, d, q); };
+    // T is quadratic in q̇, so a central difference in q̇ is exact up to rounding.
+    auto dT_dv = [&](const VectorX& q, const VectorX& v) {
+      VectorX p(n);
+      for (int i = 0; i < n; ++i) {
+        const VectorX e = VectorX::Unit(n, i) * 1e-2;
+        p(i) = (T(q, v + e) - T(q, v - e)) / 2e-2;
+      }
+      return p;
+    };
+    const double ht = 1e-4;
+    auto q_at = [&](double t) { return VectorX(s.q + s.v * t + 0.5 * s.a * t * t); };
+    auto v_at = [&](double t) { return VectorX(s.v + s.a * t); };
+    const VectorX dp_dt = (dT_dv(q_at(ht), v_at(ht)) - dT_dv(q_at(-ht), v_at(-ht))) / (2 * ht);
+    VectorX dL_dq(n);
+    const double hq = 1e-6;
+    for (int i = 0; i < n; ++i) {
+      const VectorX e = VectorX::Unit(n, i) * hq;
+      dL_dq(i) = (T(s.q + e, s.v) - V(s.q + e) - T(s.q - e, s.v) + V(s.q - e)) / (2 * hq);
+    }
+    const VectorX lagrange = dp_dt - dL_dq;
+    const VectorX tau = rnea(m, d, s.q, s.v, s.a);
+    EXPECT_LT((tau - lagrange).norm(), 1e-6 * std::max(1.0, tau.norm())) << tau.transpose() << "\n" << lagrange.transpose();
+  }
+}
+
+TEST(Rnea, PowerBalanceDEdtEqualsVTransposeTau) {
+  for (const Model& m : test_models()) {
+    SCOPED_TRACE(m.name());
+    Data d(m);
+    const State s = random_state(m, 3);
+    const VectorX tau = rnea(m, d, s.q, s.v, s.a);
+    const double h = 1e-5;
+    auto E = [&](double t) {
+      const VectorX q = integrate(m, s.q, VectorX(s.v * t + 0.5 * s.a * t * t), 1.0);
+      return mechanical_energy(m, d, q, VectorX(s.v + s.a * t));
+    };
+    const double dEdt = (E(h) - E(-h)) / (2 * h);
+    EXPECT_NEAR(dEdt, s.v.dot(tau), 1e-6 * std::max(1.0, std::abs(s.v.dot(tau))));
+  }
+}
+
+TEST(Rnea, ExternalForcesEnterThroughTheJacobianTranspose) {
+  for (const Model& m : test_models()) {
+    SCOPED_TRACE(m.name());
+    Data d(m);
+    const State s = random_state(m, 5);
+    std::mt19937_64 g(5);
+    std::vector<Force> fext(m.nbodies());
+    VectorX expected = rnea(m, d, s.q, s.v, s.a);
+    Matrix6X J(6, m.nv());
+    forward_kinematics(m, d, s.q);
+    for (int i = 1; i < m.nbodies(); ++i) {
+      fext[i] = Force(random_vec3(g), random_vec3(g));
+      body_jacobian(m, d, i, ReferenceFrame::World, J);
+      expected -= J.transpose() * fext[i].vector();
+    }
+    EXPECT_LT(rel_err(rnea(m, d, s.q, s.v, s.a, fext), expected), 1e-12);
+    // ABA with the same forces inverts it.
+    const VectorX tau = rnea(m, d, s.q, s.v, s.a, fext);
+    EXPECT_LT(rel_err(aba(m, d, s.q, s.v, tau, fext), s.a), 1e-10);
+  }
+}
+
+TEST(Rnea, PassiveDampingTorques) {
+  const Model m = load_model("arm7.urdf", urdf::RootJoint::Fixed);
+  const VectorX v = VectorX::LinSpaced(m.nv(), -1.0, 1.0);
+  const VectorX tau = passive_torques(m, v);
+  for (int k = 0; k < m.nv(); ++k) EXPECT_DOUBLE_EQ(tau(k), -m.damping()(k) * v(k));
+  EXPECT_LT(v.dot(tau), 0.0);  // damping dissipates
+}
+
+// ---- closed forms --------------------------------------------------------------
+
+namespace {
+
+struct RawInertial {
+  double mass, com_z, iyy;
+};
+
+RawInertial raw_inertial(const std::string& file, const std::string& link) {
+  tinyxml2::XMLDocument doc;
+  doc.LoadFile(model_path(file).c_str());
+  for (auto* e = doc.RootElement()->FirstChildElement("link"); e; e = e->NextSiblingElement("link")) {
+    if (link != e->Attribute("name")) continue;
+    const auto* in = e->FirstChildElement("inertial");
+    double x, y, z;
+    std::sscanf(in->FirstChildElement("origin")->Attribute("xyz"), "%lf %lf %lf", &x, &y, &z);
+    return {in->FirstChildElement("mass")->DoubleAttribute("value"), z,
+            in->FirstChildElement("inertia")->DoubleAttribute("iyy")};
+  }
+  ADD_FAILURE() << "no link " << link;
+  return {};
+}
+
+double raw_joint_z(const std::string& file, const std::string& joint) {
+  tinyxml2::XMLDocument doc;
+  doc.LoadFile(model_path(file).c_str());
+  for (auto* e = doc.RootElement()->FirstChildElement("joint"); e; e = e->NextSiblingElement("joint")) {
+    if (joint != e->Attribute("name")) continue;
+    double x, y, z;
+    std::sscanf(e->FirstChildElement("origin")->Attribute("xyz"), "%lf %lf %lf", &x, &y, &z);
+    return z;
+  }
+  ADD_FAILURE() << "no joint " << joint;
+  return 0.0;
+}
+
+}  // namespace
+
+TEST(ClosedForm, Pendulum) {
+  // Bob of mass m, COM at distance l below the hinge (about y), inertia Iyy
+  // about its COM: H = Iyy + m l², C = m g l sin θ (no Coriolis for one DoF).
+  const Model m = load_model("pendulum.urdf", urdf::RootJoint::Fixed);
+  ASSERT_EQ(m.nv(), 1);
+  const std::string link = m.body_name(1);
+  const RawInertial in = raw_inertial("pendulum.urdf", link);
+  const double l = -in.com_z, g = 9.81;
+  Data d(m);
+  for (double th : {-2.0, -0.3, 0.0, 0.7, 1.5}) {
+    VectorX q(1), v(1);
+    q << th;
+    v << 1.7;
+    EXPECT_NEAR(crba(m, d, q)(0, 0), in.iyy + in.mass * l * l, 1e-12);
+    EXPECT_NEAR(bias_forces(m, d, q, v)(0), in.mass * g * l * std::sin(th), 1e-12);
+  }
+}
+
+TEST(ClosedForm, DoublePendulum) {
+  // Point-like masses m1, m2 (rotational inertia I1, I2 about their centres)
+  // at distances l1, l2 from hinges 1 and 2, both about y, θ2 relative:
+  //   H11 = I1 + I2 + m1 l1² + m2 (l1² + l2² + 2 l1 l2 cos θ2)
+  //   H12 = I2 + m2 (l2² + l1 l2 cos θ2),  H22 = I2 + m2 l2²
+  //   C1 = −m2 l1 l2 sin θ2 (2 θ̇1 θ̇2 + θ̇2²) + (m1 l1 + m2 l1) g sin θ1 + m2 g l2 sin(θ1 + θ2)
+  //   C2 = m2 l1 l2 sin θ2 θ̇1² + m2 g l2 sin(θ1 + θ2)
+  const std::string file = "double_pendulum.urdf";
+  const Model m = load_model(file, urdf::RootJoint::Fixed);
+  ASSERT_EQ(m.nv(), 2);
+  const RawInertial b1 = raw_inertial(file, m.body_name(1));
+  const RawInertial b2 = raw_inertial(file, m.body_name(2));
+  const double l1 = -raw_joint_z(file, m.joint(2).name);
+  ASSERT_NEAR(-b1.com_z, l1, 1e-12) << "model puts mass 1 at the second hinge";
+  const double m1 = b1.mass, m2 = b2.mass, l2 = -b2.com_z, I1 = b1.iyy, I2 = b2.iyy, g = 9.81;
+  Data d(m);
+  std::mt19937_64 gen(8);
+  for (int k = 0; k < 10; ++k) {
+    const double t1 = uniform(gen, -3, 3), t2 = uniform(gen, -3, 3), w1 = uniform(gen, -2, 2), w2 = uniform(gen, -2, 2);
+    VectorX q(2), v(2);
+    q << t1, t2;
+    v << w1, w2;
+    const double c2 = std::cos(t2), s2 = std::sin(t2);
+    Eigen::Matrix2d H;
+    H(0, 0) = I1 + I2 + m1 * l1 * l1 + m2 * (l1 * l1 + l2 * l2 + 2 * l1 * l2 * c2);
+    H(0, 1) = H(1, 0) = I2 + m2 * (l2 * l2 + l1 * l2 * c2);
+    H(1, 1) = I2 + m2 * l2 * l2;
+    const double h = m2 * l1 * l2 * s2;
+    Eigen::Vector2d C(-h * (2 * w1 * w2 + w2 * w2) + (m1 + m2) * g * l1 * std::sin(t1) + m2 * g * l2 * std::sin(t1 + t2),
+                      h * w1 * w1 + m2 * g * l2 * std::sin(t1 + t2));
+    EXPECT_TRUE(crba(m, d, q).isApprox(MatrixX(H), 1e-12));
+    EXPECT_TRUE(bias_forces(m, d, q, v).isApprox(VectorX(C), 1e-12));
+  }
+}
+
+// ---- checked entry points --------------------------------------------------------
+
+TEST(InputChecks, WrongSizesAndNonFiniteValuesAreNamed) {
+  const Model m = load_model("quadruped.urdf", urdf::RootJoint::FreeFlyer);
+  Data d(m);
+  const VectorX q = neutral_configuration(m);
+  const VectorX v = VectorX::Zero(m.nv());
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const ArgumentError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no ArgumentError");
+  };
+  EXPECT_EQ(message([&] { rnea(m, d, q, VectorX::Zero(17), v); }), "v has 17 entries, expected 18");
+  EXPECT_EQ(message([&] { aba(m, d, q, v, VectorX::Zero(3)); }), "tau has 3 entries, expected 18");
+  EXPECT_EQ(message([&] { crba(m, d, VectorX::Zero(18)); }), "q has 18 entries, expected 19");
+  VectorX bad = q;
+  bad(9) = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(message([&] { bias_forces(m, d, bad, v); }), "q[9] is inf (must be finite)");
+  VectorX badv = v;
+  badv(4) = std::nan("");
+  EXPECT_EQ(message([&] { aba(m, d, q, badv, v); }), "v[4] is nan (must be finite)");
+  EXPECT_NE(message([&] { frame_jacobian(m, d, q, 999); }).find("frame index 999"), std::string::npos);
+  // A Data built for another model is refused.
+  const Model other = load_model("arm7.urdf", urdf::RootJoint::Fixed);
+  Data wrong(other);
+  EXPECT_THROW(rnea(m, wrong, q, v, v), Error);
+}

@@ -1,0 +1,189 @@
+// Jacobians, velocity-product accelerations, energy, momentum and the centre
+// of mass, checked by finite differences along q(t) = integrate(q, q̇, t) and by
+// conservation laws.
+#include <gtest/gtest.h>
+
+#include "plume/algorithms/aba.hpp"
+#include "plume/algorithms/crba.hpp"
+#include "plume/algorithms/energy.hpp"
+#include "plume/algorithms/jacobians.hpp"
+#include "test_utils.hpp"
+
+using namespace plume;
+using namespace plume::test;
+
+namespace {
+
+std::vector<Model> kinematic_models() {
+  std::vector<Model> out;
+  for (const auto& nm : all_models()) out.push_back(load_model(nm.file, nm.root));
+  for (std::uint64_t seed = 40; seed < 48; ++seed) out.push_back(random_tree(seed, 10));
+  return out;
+}
+
+const ReferenceFrame kFrames[] = {ReferenceFrame::Local, ReferenceFrame::World, ReferenceFrame::LocalWorldAligned};
+
+const char* name(ReferenceFrame r) {
+  return r == ReferenceFrame::Local ? "Local" : r == ReferenceFrame::World ? "World" : "LocalWorldAligned";
+}
+
+}  // namespace
+
+TEST(Jacobians, TimesVelocityMatchesForwardKinematics) {
+  for (const Model& m : kinematic_models()) {
+    SCOPED_TRACE(m.name());
+    Data d(m);
+    std::mt19937_64 g(1);
+    const VectorX q = random_configuration(m, 1);
+    const VectorX v = random_vector(g, m.nv(), 2.0);
+    forward_kinematics(m, d, q, v);
+    Matrix6X J(6, m.nv());
+    for (int b = 1; b < m.nbodies(); ++b) {
+      for (ReferenceFrame r : kFrames) {
+        body_jacobian(m, d, b, r, J);
+        EXPECT_TRUE((J * v).isApprox(body_velocity(m, d, b, r).vector(), 1e-12)) << name(r) << " body " << b;
+        // The support-chain-only entry point gives the same matrix.
+        Data d2(m);
+        EXPECT_TRUE(body_jacobian(m, d2, q, b, r).isApprox(J, 1e-14));
+      }
+    }
+  }
+}
+
+TEST(Jacobians, PointAndFrameVelocitiesMatchFiniteDifferencesOfPositions) {
+  for (const Model& m : kinematic_models()) {
+    SCOPED_TRACE(m.name());
+    Data d(m);
+    std::mt19937_64 g(2);
+    const VectorX q = random_configuration(m, 2);
+    const VectorX v = random_vector(g, m.nv(), 2.0);
+    const double h = 1e-6;
+    const VectorX qp = integrate(m, q, v, h), qm = integrate(m, q, v, -h);
+    Data dp(m), dm(m);
+    forward_kinematics(m, dp, qp);
+    forward_kinematics(m, dm, qm);
+    update_frame_placements(m, dp);
+    update_frame_placements(m, dm);
+    for (int b = 1; b < m.nbodies(); ++b) {
+      const Vec3 point = random_vec3(g, 0.3);
+      const Vec3 fd = (dp.X0[b].inverse_transform_point(point) - dm.X0[b].inverse_transform_point(point)) / (2 * h);
+      const Matrix3X& Jp = point_jacobian(m, d, q, b, point);
+      EXPECT_TRUE((Jp * v).isApprox(fd, 1e-7)) << "body " << b;
+    }
+    for (int f = 0; f < static_cast<int>(m.frames().size()); ++f) {
+      if (m.frames()[f].body == 0) continue;
+      const Vec3 fd = (dp.Xframe[f].r() - dm.Xframe[f].r()) / (2 * h);
+      const Matrix6X& J = frame_jacobian(m, d, q, f, ReferenceFrame::LocalWorldAligned);
+      EXPECT_TRUE((J.bottomRows<3>() * v).isApprox(fd, 1e-7)) << m.frames()[f].name;
+      // Angular velocity: Ṙ Rᵀ = ω× in world axes.
+      const Mat3 Rdot = (dp.Xframe[f].pose_rotation() - dm.Xframe[f].pose_rotation()) / (2 * h);
+      const Mat3 R0 = 0.5 * (dp.Xframe[f].pose_rotation() + dm.Xframe[f].pose_rotation());  // R(0) + O(h²)
+      const Mat3 W = Rdot * R0.transpose();
+      const Vec3 w(W(2, 1), W(0, 2), W(1, 0));
+      EXPECT_TRUE((J.topRows<3>() * v).isApprox(w, 1e-6)) << m.frames()[f].name;
+    }
+  }
+}
+
+TEST(Jacobians, VelocityProductMatchesFiniteDifferenceOfJacobianTimesVelocity) {
+  // J̇ q̇ = d/dt (J(q(t)) q̇) along q(t) = integrate(q, q̇, t).
+  for (const Model& m : kinematic_models()) {
+    SCOPED_TRACE(m.name());
+    std::mt19937_64 g(3);
+    const VectorX q = random_configuration(m, 3);
+    const VectorX v = random_vector(g, m.nv(), 2.0);
+    const double h = 1e-6;
+    Data d(m), dp(m), dm(m);
+    forward_kinematics(m, d, q, v, VectorX::Zero(m.nv()));
+    forward_kinematics(m, dp, integrate(m, q, v, h));
+    forward_kinematics(m, dm, integrate(m, q, v, -h));
+    Matrix6X Jp(6, m.nv()), Jm(6, m.nv());
+    Matrix3X Pp(3, m.nv()), Pm(3, m.nv());
+    for (int b = 1; b < m.nbodies(); ++b) {
+      for (ReferenceFrame r : kFrames) {
+        body_jacobian(m, dp, b, r, Jp);
+        body_jacobian(m, dm, b, r, Jm);
+        const VectorX fd = (Jp * v - Jm * v) / (2 * h);
+        const Motion avp = body_velocity_product(m, d, b, r);
+        EXPECT_LT((avp.vector() - fd).norm(), 1e-6 * std::max(1.0, fd.norm())) << name(r) << " body " << b;
+      }
+      const Vec3 point = random_vec3(g, 0.3);
+      point_jacobian(m, dp, b, point, ReferenceFrame::LocalWorldAligned, Pp);
+      point_jacobian(m, dm, b, point, ReferenceFrame::LocalWorldAligned, Pm);
+      const Vec3 fd = (Pp * v - Pm * v) / (2 * h);
+      EXPECT_LT((point_velocity_product(m, d, b, point) - fd).norm(), 1e-6 * std::max(1.0, fd.norm()));
+    }
+    for (int f = 0; f < static_cast<int>(m.frames().size()); ++f) {
+      for (ReferenceFrame r : kFrames) {
+        frame_jacobian(m, dp, f, r, Jp);
+        frame_jacobian(m, dm, f, r, Jm);
+        const VectorX fd = (Jp * v - Jm * v) / (2 * h);
+        EXPECT_LT((frame_velocity_product(m, d, f, r).vector() - fd).norm(), 1e-6 * std::max(1.0, fd.norm()))
+            << name(r) << " " << m.frames()[f].name;
+      }
+    }
+  }
+}
+
+TEST(Energy, KineticEnergyIsHalfVHV) {
+  for (const Model& m : kinematic_models()) {
+    Data d(m);
+    std::mt19937_64 g(4);
+    const VectorX q = random_configuration(m, 4);
+    const VectorX v = random_vector(g, m.nv());
+    const MatrixX H = crba(m, d, q);
+    EXPECT_NEAR(kinetic_energy(m, d, q, v), 0.5 * v.dot(H * v), 1e-12 * std::max(1.0, v.dot(H * v)));
+  }
+}
+
+TEST(Energy, CentreOfMassJacobianAndMomentum) {
+  for (const Model& m : kinematic_models()) {
+    SCOPED_TRACE(m.name());
+    Data d(m);
+    std::mt19937_64 g(5);
+    const VectorX q = random_configuration(m, 5);
+    const VectorX v = random_vector(g, m.nv());
+    const double h = 1e-6;
+    const Vec3 cp = center_of_mass(m, d, integrate(m, q, v, h));
+    const Vec3 cm = center_of_mass(m, d, integrate(m, q, v, -h));
+    const Vec3 fd = (cp - cm) / (2 * h);
+    const Matrix3X Jc = com_jacobian(m, d, q);
+    EXPECT_TRUE((Jc * v).isApprox(fd, 1e-7) || (Jc * v - fd).norm() < 1e-8);
+    // The linear momentum is the total moving mass times the COM velocity.
+    const Force hG = spatial_momentum(m, d, q, v);
+    EXPECT_TRUE(hG.linear().isApprox(m.total_mass() * Jc * v, 1e-10) || hG.linear().norm() < 1e-12);
+  }
+}
+
+TEST(Energy, FreeFloatingMomentumIsConservedUnderInternalTorques) {
+  // No gravity, a free-flyer root, arbitrary torques on the internal joints
+  // only: the spatial momentum does not change (d/dt by finite differences
+  // along the ABA motion). With gravity its rate is the gravity wrench.
+  for (std::uint64_t seed = 60; seed < 66; ++seed) {
+    for (const bool with_gravity : {false, true}) {
+      TreeOptions opt;
+      opt.gravity = with_gravity ? Vec3(0, 0, -9.81) : Vec3::Zero();
+      opt.one_subtree = true;
+      const Model m = random_tree(seed, 9, opt);
+      Data d(m);
+      std::mt19937_64 g(seed);
+      const VectorX q = random_configuration(m, seed);
+      const VectorX v = random_vector(g, m.nv());
+      // Light random bodies reach large accelerations: keep the torques
+      // moderate so that the O(h²) error of the difference stays small.
+      VectorX tau = random_vector(g, m.nv(), 0.5);
+      tau.head<6>().setZero();
+      const VectorX a = aba(m, d, q, v, tau);
+      const double h = 1e-6;
+      auto momentum = [&](double t) {
+        return spatial_momentum(m, d, integrate(m, q, VectorX(v * t + 0.5 * a * t * t), 1.0), VectorX(v + a * t)).vector();
+      };
+      const Vec6 rate = (momentum(h) - momentum(-h)) / (2 * h);
+      const Vec3 c = center_of_mass(m, d, q);
+      const double M = m.total_mass();
+      Vec6 gravity_wrench;
+      gravity_wrench << c.cross(M * opt.gravity), M * opt.gravity;
+      EXPECT_LT((rate - gravity_wrench).norm(), 1e-6 * std::max(1.0, momentum(0).norm())) << "seed " << seed;
+    }
+  }
+}
