@@ -1,0 +1,277 @@
+// peer_compare: plume against MuJoCo and DART on the same URDF models.
+//
+//   build/bench/peers/peer_compare [--json FILE] [--calls N] [--repeats R] [--no-timing]
+//
+// For arm7 (fixed base), quadruped and humanoid (free-flyer root) it loads the
+// same URDF in plume and in each peer that was found at configure time, maps 64
+// seeded random states (plume's random_configuration; v, a, τ uniform in
+// [−1, 1]) into each peer's conventions, then
+//  1. cross-checks H (CRBA), C (bias forces), τ = RNEA(q, v, a), q̈ = ABA(q, v, τ)
+//     and the LocalWorldAligned Jacobian of one foot/tool frame, all states,
+//     mapped back into plume's conventions (PASS/FAIL with the largest error);
+//  2. times plume (unchecked and checked entry points) and the peers' call
+//     chains in this process: mean ns per call over N calls (default 1e5)
+//     cycling through the 64 states after a warm-up; the best of R repeats
+//     (default 3) of that mean is reported, which filters out the time slices
+//     lost to other processes on a busy machine;
+//  3. prints a table (algorithm × model: ns per call and plume/peer ratios)
+//     and writes it as JSON with --json (model → algorithm → {plume_ns,
+//     plume_checked_ns, mujoco_ns, dart_ns, ratio_mujoco, ratio_dart}; a peer
+//     that was skipped has null entries).
+// The exit status is 1 when a cross-check fails.
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "bench_common.hpp"
+#include "peer_common.hpp"
+#include "plume/algorithms/aba.hpp"
+#include "plume/algorithms/crba.hpp"
+#include "plume/algorithms/jacobians.hpp"
+#include "plume/algorithms/rnea.hpp"
+#include "plume/error.hpp"
+
+using namespace plume;
+using namespace plume::peers;
+
+namespace {
+
+constexpr int kStates = 64;
+
+/// Cross-check tolerance on the error relative to max(1, max |reference|).
+/// Both sides evaluate the same model in double precision by different
+/// recursions; rounding differences are O(n ε cond) ≈ 1e-13 for these models,
+/// so 1e-9 leaves a wide margin yet catches any mapping or modelling mistake
+/// (those show up at 1e-3 … 1e0). MuJoCo is held to the same bound: its model
+/// parameters are restored to full precision after the MJCF round trip.
+constexpr double kTolerance = 1e-9;
+
+struct Options {
+  std::string json;
+  long calls = 100000;
+  int repeats = 3;
+  bool timing = true;
+};
+
+[[noreturn]] void usage(int status) {
+  std::fprintf(status ? stderr : stdout,
+               "usage: peer_compare [--json FILE] [--calls N] [--repeats R] [--no-timing]\n"
+               "  --json FILE   also write the timings as JSON\n"
+               "  --calls N     timed calls per measurement (default 100000)\n"
+               "  --repeats R   measurements per entry, the fastest mean is kept (default 3)\n"
+               "  --no-timing   cross-checks only\n");
+  std::exit(status);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage(2);
+      return argv[++i];
+    };
+    if (a == "--json") {
+      o.json = value();
+    } else if (a == "--calls") {
+      o.calls = std::atol(value().c_str());
+      if (o.calls < 1) usage(2);
+    } else if (a == "--repeats") {
+      o.repeats = std::atoi(value().c_str());
+      if (o.repeats < 1) usage(2);
+    } else if (a == "--no-timing") {
+      o.timing = false;
+    } else if (a == "--help" || a == "-h") {
+      usage(0);
+    } else {
+      usage(2);
+    }
+  }
+  return o;
+}
+
+/// The link whose frame Jacobian is compared and timed.
+std::string jacobian_frame(const std::string& label) {
+  if (label == "arm7") return "tool";
+  if (label == "quadruped") return "LF_foot";
+  return "left_foot";
+}
+
+Case make_case(const bench::BenchModel& bm, const Model& m) {
+  Case c;
+  c.label = bm.label;
+  c.urdf_path = std::string(PLUME_MODELS_DIR) + "/" + bm.file;
+  c.floating = bm.root == urdf::RootJoint::FreeFlyer;
+  c.frame = jacobian_frame(bm.label);
+  c.model = &m;
+  const bench::States s = bench::random_states(m, kStates);
+  c.q = s.q;
+  c.v = s.v;
+  c.a = s.a;
+  std::mt19937_64 g(7);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int k = 0; k < kStates; ++k) {
+    VectorX tau(m.nv());
+    for (int i = 0; i < m.nv(); ++i) tau(i) = u(g);
+    c.tau.push_back(tau);
+  }
+  return c;
+}
+
+/// max |x − ref| / max(1, max |ref|), and the unscaled max |x − ref|.
+struct MaxError {
+  double scaled = 0.0, abs = 0.0;
+  int state = -1;
+  void add(const MatrixX& x, const MatrixX& ref, int k) {
+    const double e = (x - ref).cwiseAbs().maxCoeff();
+    const double s = e / std::max(1.0, ref.cwiseAbs().maxCoeff());
+    if (!(s <= scaled)) {  // also catches NaN
+      scaled = std::isnan(s) ? INFINITY : s;
+      abs = e;
+      state = k;
+    }
+  }
+};
+
+/// Cross-checks one peer against plume on every state; false if any fails.
+bool cross_check(const Case& c, Peer& peer) {
+  const Model& m = *c.model;
+  Data d(m);
+  const int frame = m.get_frame(c.frame);
+  std::map<Algo, MaxError> err;
+  for (int k = 0; k < c.nstates(); ++k) {
+    err[Algo::Crba].add(peer.mass_matrix(k), crba(m, d, c.q[k]), k);
+    err[Algo::Bias].add(peer.bias(k), bias_forces(m, d, c.q[k], c.v[k]), k);
+    err[Algo::Rnea].add(peer.inverse_dynamics(k), rnea(m, d, c.q[k], c.v[k], c.a[k]), k);
+    err[Algo::Aba].add(peer.forward_dynamics(k), aba(m, d, c.q[k], c.v[k], c.tau[k]), k);
+    err[Algo::Jacobian].add(peer.frame_jacobian(k),
+                            frame_jacobian(m, d, c.q[k], frame, ReferenceFrame::LocalWorldAligned), k);
+  }
+  bool ok = true;
+  for (Algo a : kAlgos) {
+    const MaxError& e = err[a];
+    const bool pass = e.scaled <= kTolerance;
+    ok = ok && pass;
+    std::printf("  check %-9s %-7s %-15s %s  max error %.2e (relative %.2e, state %d)\n", c.label.c_str(),
+                peer.name(), to_string(a), pass ? "PASS" : "FAIL", e.abs, e.scaled, e.state);
+  }
+  return ok;
+}
+
+double best_of(int repeats, const std::function<double()>& f) {
+  double best = INFINITY;
+  for (int r = 0; r < repeats; ++r) best = std::min(best, f());
+  return best;
+}
+
+struct Row {
+  double plume = NAN, plume_checked = NAN;
+  std::optional<double> mujoco, dart;
+};
+
+std::string cell(const std::optional<double>& x, const char* fmt) {
+  if (!x) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, fmt, *x);
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options opt = parse(argc, argv);
+#ifdef PLUME_PEER_MUJOCO
+  const bool have_mujoco = true;
+#else
+  const bool have_mujoco = false;
+  std::printf("MuJoCo: not built in (libmujoco-dev was not found at configure time): skipped\n");
+#endif
+#ifdef PLUME_PEER_DART
+  const bool have_dart = true;
+#else
+  const bool have_dart = false;
+  std::printf("DART: not built in (libdart-dev / libdart-utils-urdf-dev were not found at configure time): skipped\n");
+#endif
+
+  bool all_ok = true;
+  std::vector<std::string> labels;
+  std::map<std::string, std::map<Algo, Row>> table;
+  try {
+    for (const bench::BenchModel& bm : bench::bench_models()) {
+      const Model m = bench::load_bench_model(bm);
+      const Case c = make_case(bm, m);
+      labels.push_back(c.label);
+      std::printf("%s: nq %d, nv %d, %s root, Jacobian of frame '%s'\n", c.label.c_str(), m.nq(), m.nv(),
+                  c.floating ? "free-flyer" : "fixed", c.frame.c_str());
+
+      std::unique_ptr<Peer> mujoco, dart;
+      std::string why;
+      if (have_mujoco) {
+        mujoco = make_mujoco_peer(c, &why);
+        if (!mujoco) std::printf("  MuJoCo: cannot load %s: %s (skipped)\n", c.label.c_str(), why.c_str());
+      }
+      if (have_dart) {
+        dart = make_dart_peer(c, &why);
+        if (!dart) std::printf("  DART: cannot load %s: %s (skipped)\n", c.label.c_str(), why.c_str());
+      }
+      for (Peer* p : {mujoco.get(), dart.get()}) {
+        if (p) all_ok = cross_check(c, *p) && all_ok;
+      }
+      if (!opt.timing) continue;
+
+      for (Algo a : kAlgos) {
+        Row& row = table[c.label][a];
+        row.plume = best_of(opt.repeats, [&] { return time_plume(c, a, false, opt.calls); });
+        row.plume_checked = best_of(opt.repeats, [&] { return time_plume(c, a, true, opt.calls); });
+        if (mujoco) row.mujoco = best_of(opt.repeats, [&] { return mujoco->time(a, opt.calls); });
+        if (dart) row.dart = best_of(opt.repeats, [&] { return dart->time(a, opt.calls); });
+      }
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "peer_compare: %s\n", e.what());
+    return 2;
+  }
+
+  if (opt.timing) {
+    std::printf("\nmean ns per call (%ld calls cycling through %d states, best of %d); ratio = plume / peer\n",
+                opt.calls, kStates, opt.repeats);
+    std::printf("%-10s %-15s %10s %10s %10s %10s %10s %10s\n", "model", "algorithm", "plume", "checked", "MuJoCo",
+                "DART", "/MuJoCo", "/DART");
+    nlohmann::json json = nlohmann::json::object();
+    for (const std::string& label : labels) {
+      for (Algo a : kAlgos) {
+        const Row& r = table[label][a];
+        std::optional<double> rm, rd;
+        if (r.mujoco) rm = r.plume / *r.mujoco;
+        if (r.dart) rd = r.plume / *r.dart;
+        std::printf("%-10s %-15s %10.1f %10.1f %10s %10s %10s %10s\n", label.c_str(), to_string(a), r.plume,
+                    r.plume_checked, cell(r.mujoco, "%.1f").c_str(), cell(r.dart, "%.1f").c_str(),
+                    cell(rm, "%.3f").c_str(), cell(rd, "%.3f").c_str());
+        auto j = [](const std::optional<double>& x) { return x ? nlohmann::json(*x) : nlohmann::json(nullptr); };
+        json[label][to_string(a)] = {{"plume_ns", r.plume},   {"plume_checked_ns", r.plume_checked},
+                                     {"mujoco_ns", j(r.mujoco)}, {"dart_ns", j(r.dart)},
+                                     {"ratio_mujoco", j(rm)},  {"ratio_dart", j(rd)}};
+      }
+    }
+    if (!opt.json.empty()) {
+      std::ofstream out(opt.json);
+      out << json.dump(2) << "\n";
+      if (!out) {
+        std::fprintf(stderr, "peer_compare: cannot write %s\n", opt.json.c_str());
+        return 2;
+      }
+      std::printf("wrote %s\n", opt.json.c_str());
+    }
+  }
+  std::printf("\ncross-checks: %s\n", all_ok ? "all PASS" : "some FAIL (see above)");
+  return all_ok ? 0 : 1;
+}
