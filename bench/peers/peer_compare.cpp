@@ -11,9 +11,10 @@
 //     mapped back into plume's conventions (PASS/FAIL with the largest error);
 //  2. times plume (unchecked and checked entry points) and the peers' call
 //     chains in this process: mean ns per call over N calls (default 1e5)
-//     cycling through the 64 states after a warm-up; the best of R repeats
-//     (default 3) of that mean is reported, which filters out the time slices
-//     lost to other processes on a busy machine;
+//     cycling through the 64 states after a warm-up, measured as this thread's
+//     CPU time (equal to wall time on an idle machine, and not inflated by
+//     other processes on a busy one); the best of R interleaved repeats
+//     (default 3) of that mean is reported;
 //  3. prints a table (algorithm × model: ns per call and plume/peer ratios)
 //     and writes it as JSON with --json (model → algorithm → {plume_ns,
 //     plume_checked_ns, mujoco_ns, dart_ns, ratio_mujoco, ratio_dart}; a peer
@@ -25,7 +26,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -54,6 +54,25 @@ constexpr int kStates = 64;
 /// (those show up at 1e-3 … 1e0). MuJoCo is held to the same bound: its model
 /// parameters are restored to full precision after the MJCF round trip.
 constexpr double kTolerance = 1e-9;
+
+/// What each table entry times (printed under the table).
+constexpr const char* kChains =
+    "chains timed, each call from the next of the states:\n"
+    "  plume   plume::unchecked::{rnea, bias_forces, crba, aba, frame_jacobian (LocalWorldAligned)};\n"
+    "          'checked' = the same through plume::{rnea, ...}, which validate their arguments\n"
+    "  MuJoCo  copy qpos, qvel (and qacc for rnea) into mjData, then\n"
+    "          rnea           mj_kinematics, mj_comPos, mj_comVel, mj_rne(flg_acc=1)\n"
+    "          bias_forces    mj_kinematics, mj_comPos, mj_comVel, mj_rne(flg_acc=0) -> qfrc_bias\n"
+    "          crba           mj_kinematics, mj_comPos, mj_crb (MuJoCo's sparse qM; no mj_fullM)\n"
+    "          aba            mj_kinematics, mj_comPos, mj_crb, mj_factorM, mj_comVel, mj_rne(flg_acc=0),\n"
+    "                         mju_sub (tau - qfrc_bias), mj_solveM -> qacc\n"
+    "          frame_jacobian mj_kinematics, mj_comPos, mj_jacBody (origin of the frame's body)\n"
+    "  DART    Skeleton::setPositions, setVelocities (they invalidate DART's caches), then\n"
+    "          rnea           setAccelerations, computeInverseDynamics(), getForces()\n"
+    "          bias_forces    getCoriolisAndGravityForces()\n"
+    "          crba           getMassMatrix()\n"
+    "          aba            setForces, computeForwardDynamics(), getAccelerations()\n"
+    "          frame_jacobian getJacobian(body node, Frame::World())\n";
 
 struct Options {
   std::string json;
@@ -167,15 +186,8 @@ bool cross_check(const Case& c, Peer& peer) {
   return ok;
 }
 
-double best_of(int repeats, const std::function<double()>& f) {
-  double best = INFINITY;
-  for (int r = 0; r < repeats; ++r) best = std::min(best, f());
-  return best;
-}
-
 struct Row {
-  double plume = NAN, plume_checked = NAN;
-  std::optional<double> mujoco, dart;
+  std::optional<double> plume, plume_checked, mujoco, dart;
 };
 
 std::string cell(const std::optional<double>& x, const char* fmt) {
@@ -228,12 +240,17 @@ int main(int argc, char** argv) {
       }
       if (!opt.timing) continue;
 
+      // Repeats are interleaved (plume, checked, MuJoCo, DART, plume, …) so that a
+      // busy spell of the machine does not favour one library.
+      auto best = [](std::optional<double>& slot, double t) { slot = std::min(slot.value_or(INFINITY), t); };
       for (Algo a : kAlgos) {
         Row& row = table[c.label][a];
-        row.plume = best_of(opt.repeats, [&] { return time_plume(c, a, false, opt.calls); });
-        row.plume_checked = best_of(opt.repeats, [&] { return time_plume(c, a, true, opt.calls); });
-        if (mujoco) row.mujoco = best_of(opt.repeats, [&] { return mujoco->time(a, opt.calls); });
-        if (dart) row.dart = best_of(opt.repeats, [&] { return dart->time(a, opt.calls); });
+        for (int r = 0; r < opt.repeats; ++r) {
+          best(row.plume, time_plume(c, a, false, opt.calls));
+          best(row.plume_checked, time_plume(c, a, true, opt.calls));
+          if (mujoco) best(row.mujoco, mujoco->time(a, opt.calls));
+          if (dart) best(row.dart, dart->time(a, opt.calls));
+        }
       }
     }
   } catch (const std::exception& e) {
@@ -242,7 +259,7 @@ int main(int argc, char** argv) {
   }
 
   if (opt.timing) {
-    std::printf("\nmean ns per call (%ld calls cycling through %d states, best of %d); ratio = plume / peer\n",
+    std::printf("\nmean CPU ns per call (%ld calls cycling through %d states, best of %d); ratio = plume / peer\n",
                 opt.calls, kStates, opt.repeats);
     std::printf("%-10s %-15s %10s %10s %10s %10s %10s %10s\n", "model", "algorithm", "plume", "checked", "MuJoCo",
                 "DART", "/MuJoCo", "/DART");
@@ -251,17 +268,19 @@ int main(int argc, char** argv) {
       for (Algo a : kAlgos) {
         const Row& r = table[label][a];
         std::optional<double> rm, rd;
-        if (r.mujoco) rm = r.plume / *r.mujoco;
-        if (r.dart) rd = r.plume / *r.dart;
-        std::printf("%-10s %-15s %10.1f %10.1f %10s %10s %10s %10s\n", label.c_str(), to_string(a), r.plume,
-                    r.plume_checked, cell(r.mujoco, "%.1f").c_str(), cell(r.dart, "%.1f").c_str(),
-                    cell(rm, "%.3f").c_str(), cell(rd, "%.3f").c_str());
+        if (r.mujoco) rm = *r.plume / *r.mujoco;
+        if (r.dart) rd = *r.plume / *r.dart;
+        std::printf("%-10s %-15s %10s %10s %10s %10s %10s %10s\n", label.c_str(), to_string(a),
+                    cell(r.plume, "%.1f").c_str(), cell(r.plume_checked, "%.1f").c_str(),
+                    cell(r.mujoco, "%.1f").c_str(), cell(r.dart, "%.1f").c_str(), cell(rm, "%.3f").c_str(),
+                    cell(rd, "%.3f").c_str());
         auto j = [](const std::optional<double>& x) { return x ? nlohmann::json(*x) : nlohmann::json(nullptr); };
-        json[label][to_string(a)] = {{"plume_ns", r.plume},   {"plume_checked_ns", r.plume_checked},
+        json[label][to_string(a)] = {{"plume_ns", j(r.plume)},   {"plume_checked_ns", j(r.plume_checked)},
                                      {"mujoco_ns", j(r.mujoco)}, {"dart_ns", j(r.dart)},
                                      {"ratio_mujoco", j(rm)},  {"ratio_dart", j(rd)}};
       }
     }
+    std::printf("%s", kChains);
     if (!opt.json.empty()) {
       std::ofstream out(opt.json);
       out << json.dump(2) << "\n";
