@@ -44,6 +44,8 @@ Model::Model()
       body_names_{"world"},
       Xtree_{Transform::Identity()},
       inertia_{RigidInertia::Zero()},
+      com_{Vec3::Zero()},
+      Ic_{Mat3::Zero()},
       joints_{Joint{"world", JointType::Fixed, JointKind::None, Vec3::UnitZ(), 0, 0, 0, 0}},
       subtree_root_{0} {}
 

@@ -342,6 +342,12 @@ Model ModelBuilder::build() const {
     }
   }
   m.total_mass_ = subtree_mass[0];
+  m.com_.resize(nb);
+  m.Ic_.resize(nb);
+  for (int i = 0; i < nb; ++i) {
+    m.com_[i] = m.inertia_[i].com();
+    m.Ic_[i] = m.inertia_[i].inertia_about_com();
+  }
 
   // Degrees of freedom: owning body and the sparsity parent (RBDA §6.5).
   m.dof_body_.resize(nv);
@@ -356,6 +362,10 @@ Model ModelBuilder::build() const {
       p = j.v_index + k;
     }
     last_dof[i] = p;
+  }
+  m.dof_run_start_.resize(nv);
+  for (int k = 0; k < nv; ++k) {
+    m.dof_run_start_[k] = (k > 0 && m.dof_parent_[k] == k - 1) ? m.dof_run_start_[k - 1] : k;
   }
 
   m.frames_ = frames;

@@ -100,7 +100,7 @@ TEST(Ltdl, FactorReconstructsHAndSolvesLikeDenseCholesky) {
     Data d(m);
     const State s = random_state(m, 4);
     const MatrixX H = crba(m, d, s.q);
-    const MatrixX& LD = ltdl(m, d);
+    const RowMatrixX& LD = ltdl(m, d);
     const int n = m.nv();
     MatrixX L = MatrixX::Identity(n, n);
     VectorX D(n);
@@ -345,4 +345,21 @@ TEST(InputChecks, WrongSizesAndNonFiniteValuesAreNamed) {
   const Model other = load_model("arm7.urdf", urdf::RootJoint::Fixed);
   Data wrong(other);
   EXPECT_THROW(rnea(m, wrong, q, v, v), Error);
+}
+
+TEST(Aba, AccuracyDoesNotDependOnTheDistanceFromTheOrigin) {
+  // CRBA and ABA work with world axes about each subtree root, so moving the
+  // robot 1 km away changes nothing: H is invariant under translation of the
+  // free-flyer and ABA still inverts RNEA.
+  const Model m = load_model("quadruped.urdf", urdf::RootJoint::FreeFlyer);
+  Data d(m);
+  State s = random_state(m, 11);
+  const MatrixX H0 = crba(m, d, s.q);
+  const double near = rel_err(aba(m, d, s.q, s.v, VectorX(rnea(m, d, s.q, s.v, s.a))), s.a);
+  s.q.head<3>() << 1000.0, -700.0, 25.0;
+  EXPECT_TRUE(crba(m, d, s.q).isApprox(H0, 1e-13));
+  const double far = rel_err(aba(m, d, s.q, s.v, VectorX(rnea(m, d, s.q, s.v, s.a))), s.a);
+  // Rounding of the placement itself (1e3 m at 1e-16) is all that may grow.
+  EXPECT_LT(far, 1e-10);
+  EXPECT_LT(far, 20.0 * near + 1e-12) << "near " << near << ", far " << far;
 }

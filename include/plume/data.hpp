@@ -15,6 +15,8 @@
 
 namespace plume {
 
+using RowMatrixX = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
 class Data {
  public:
   explicit Data(const Model& model);
@@ -29,11 +31,22 @@ class Data {
   Matrix6X S;                  ///< [6×nv] motion subspace columns, body coordinates
   std::vector<Motion> v;       ///< [nbodies] spatial velocity, body coordinates
   std::vector<Motion> a;       ///< [nbodies] spatial acceleration, body coordinates. From
-                               ///< forward_kinematics: the true acceleration. rnea() and aba()
-                               ///< start from a fictitious base acceleration −g, so theirs
-                               ///< include the gravity offset.
-  std::vector<Motion> c;       ///< [nbodies] velocity-product term cJ + v×vJ (aba)
+                               ///< forward_kinematics: the true acceleration. rnea() starts
+                               ///< from a fictitious base acceleration −g, so its a includes
+                               ///< the gravity offset.
   std::vector<Transform> Xframe;  ///< [nframes] X_{frame←0} (update_frame_placements)
+
+  // ---- world-aligned quantities ('o': world axes) --------------------------------
+  // CRBA and ABA work with world axes, so that composite and articulated
+  // inertias of children add to their parent's without transforms. Their
+  // reference point is the origin of each subtree root (the child of the world
+  // that carries the body), not the world origin, so a robot far from the
+  // origin loses no accuracy.
+  std::vector<Vec3> orel;        ///< [nbodies] body origin relative to its subtree root, world axes
+  Matrix6X oS;                   ///< [6×nv] motion subspace columns, world axes
+  std::vector<Motion> ov;        ///< [nbodies] spatial velocities (aba)
+  std::vector<Motion> oa;        ///< [nbodies] spatial accelerations incl. −g offset (aba)
+  std::vector<Motion> oc;        ///< [nbodies] velocity-product terms (aba)
 
   // ---- inverse dynamics: rnea(), bias_forces(), gravity_torques() --------------------
   std::vector<Force> f;  ///< [nbodies] net force transmitted by joint i, body coordinates
@@ -42,20 +55,19 @@ class Data {
   VectorX g;             ///< [nv] gravity torques from gravity_torques()
 
   // ---- joint-space inertia: crba() ------------------------------------------------
-  std::vector<RigidInertia> Ic;  ///< [nbodies] composite inertia of each subtree
-  MatrixX H;                     ///< [nv×nv] joint-space inertia, both triangles
-  Matrix6X F;                    ///< [6×nv] workspace: Ic S carried down the tree
+  std::vector<RigidInertia> oIc;  ///< [nbodies] composite inertia of each subtree, world
+  MatrixX H;                      ///< [nv×nv] joint-space inertia, both triangles
 
   // ---- forward dynamics: aba() -------------------------------------------------
-  std::vector<Mat6> IA;    ///< [nbodies] articulated-body inertias
-  std::vector<Force> pA;   ///< [nbodies] articulated bias forces
-  Matrix6X U;              ///< [6×nv] IA S
+  std::vector<Mat6> oIA;   ///< [nbodies] articulated-body inertias, world
+  std::vector<Force> opA;  ///< [nbodies] articulated bias forces, world
+  Matrix6X U;              ///< [6×nv] IA S, world
   MatrixX Dinv;            ///< [nv×nv] block-diagonal (Sᵀ IA S)⁻¹ per joint
   VectorX u;               ///< [nv] τ − Sᵀ pA
   VectorX ddq;             ///< [nv] joint accelerations from aba()
 
   // ---- sparse factorisation H = Lᵀ D L: ltdl() (RBDA §6.5) ----------------------
-  MatrixX LD;  ///< [nv×nv] L strictly below the diagonal (branch-induced pattern), D on it
+  RowMatrixX LD;  ///< [nv×nv] L strictly below the diagonal (branch-induced pattern), D on it
   VectorX ltdl_tmp;  ///< [nv] workspace of the solves
 
   // ---- Jacobians: body_jacobian(), frame_jacobian(), point_jacobian() ---------------

@@ -51,6 +51,11 @@ class Model {
   /// Inertia of body i in its own frame (fixed-joint children merged in).
   /// Body 0 holds the links welded to the world; it never moves.
   const RigidInertia& inertia(int i) const { return inertia_[i]; }
+  /// Centre of mass of body i in its own frame, and its rotational inertia
+  /// about that point (the same information as inertia(i), in the form the
+  /// world-coordinate algorithms transform cheaply).
+  const Vec3& body_com(int i) const { return com_[i]; }
+  const Mat3& body_inertia_about_com(int i) const { return Ic_[i]; }
   /// Joint i connects body i to parent(i); joint 0 is a placeholder (Fixed).
   const Joint& joint(int i) const { return joints_[i]; }
   /// Is body j in the subtree rooted at body i (i itself included)?
@@ -65,6 +70,11 @@ class Model {
   /// The nearest velocity coordinate below k in the tree (−1 if none): the
   /// sparsity pattern of H, λ of the LTDL factorisation (RBDA §6.5).
   int dof_parent(int k) const { return dof_parent_[k]; }
+  /// The first dof s ≤ k of the run s, s+1, …, k in which each dof's parent is
+  /// the one before it. The ancestors of k (and k itself) are a few such
+  /// contiguous runs: [dof_run_start(k), k], then the run ending at
+  /// dof_parent(dof_run_start(k)), and so on.
+  int dof_run_start(int k) const { return dof_run_start_[k]; }
 
   // ---- limits and passive forces (from the URDF) ------------------------------
   /// Lower position limit per configuration coordinate (−inf when none).
@@ -113,10 +123,13 @@ class Model {
   std::vector<std::string> body_names_;
   std::vector<Transform> Xtree_;
   std::vector<RigidInertia> inertia_;
+  std::vector<Vec3> com_;
+  std::vector<Mat3> Ic_;
   std::vector<Joint> joints_;
   std::vector<int> subtree_root_;
   std::vector<int> dof_body_;
   std::vector<int> dof_parent_;
+  std::vector<int> dof_run_start_;
   VectorX lower_, upper_, velocity_limit_, effort_limit_, damping_, friction_;
   std::vector<Frame> frames_;
   std::vector<CollisionShape> collisions_;

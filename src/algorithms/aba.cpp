@@ -1,4 +1,6 @@
-// Articulated-body algorithm (RBDA Table 7.1).
+// Articulated-body algorithm (RBDA Table 7.1), with world axes (about each
+// subtree root's origin, see Data::orel): the articulated inertia of a child
+// adds to its parent's without a transform.
 #include "plume/algorithms/aba.hpp"
 
 #include <Eigen/Cholesky>
@@ -10,73 +12,106 @@ namespace plume {
 
 namespace {
 
-void aba_passes(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& tau,
-                const std::vector<Force>* fext) {
+PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, const double* v, const double* tau,
+                              const std::vector<Force>* fext) {
   const int nb = model.nbodies();
-  // Pass 1, root to leaves: velocities, velocity-product terms c, bias forces.
-  data.v[0] = Motion::Zero();
+  // Pass 1, root to leaves: placements, world subspaces, velocities,
+  // velocity-product terms c = v × vJ (+ cJ), rigid inertias and bias forces.
+  data.ov[0] = Motion::Zero();
   for (int i = 1; i < nb; ++i) {
     const Joint& j = model.joint(i);
     const int p = model.parent(i);
-    const RigidInertia& I = model.inertia(i);
     detail::visit_kind(j.kind, [&](auto jk) {
       using K = decltype(jk);
       constexpr int nv = K::nv;
-      K::position(j, model.Xtree(i), q.data() + j.q_index, data.Xup[i], data.S);
-      const Motion vJ(Vec6(data.S.middleCols<nv>(j.v_index) * v.segment<nv>(j.v_index)));
-      data.v[i] = data.Xup[i].apply(data.v[p]) + vJ;
-      data.c[i] = data.v[i].cross(vJ);
-      if constexpr (K::has_bias) data.c[i] += K::bias(data.S, j.v_index, v.data() + j.v_index);
+      detail::body_placement<K>(model, data, q, i);
+      const Transform Xs = detail::shifted_placement(model, data, i, data.orel);
+      const double* S = detail::S_cols(data.S, j);
+      double* oS = detail::S_cols(data.oS, j);
+      K::world_subspace(Xs, S, oS);
+      const Motion vJ(Vec6(detail::SMap<nv>(oS) * detail::VMap<nv>(v + j.v_index)));
+      data.ov[i] = data.ov[p] + vJ;
+      data.oc[i] = data.ov[i].cross(vJ);
+      if constexpr (K::has_bias) data.oc[i] += Xs.apply_inverse(K::bias(S, v + j.v_index));
+      const RigidInertia oI = detail::world_inertia(model, i, Xs);
+      data.oIA[i] = oI.to_matrix();
+      data.opA[i] = data.ov[i].cross(oI * data.ov[i]);
     });
-    data.IA[i] = I.to_matrix();
-    data.pA[i] = data.v[i].cross(I * data.v[i]);
     if (fext) {
-      data.X0[i] = p > 0 ? data.Xup[i] * data.X0[p] : data.Xup[i];
-      data.pA[i] -= data.X0[i].apply((*fext)[i]);
+      // The world force [n; f] about the world origin, taken about the reference point.
+      const Force& fw = (*fext)[i];
+      const Vec3& root = data.X0[model.subtree_root(i)].r();
+      data.opA[i] -= Force(fw.angular() - root.cross(fw.linear()), fw.linear());
     }
   }
-  // Pass 2, leaves to root: articulated inertias and bias forces.
+  // Pass 2, leaves to root: U = IA S, D = Sᵀ U, u = τ − Sᵀ pA, and the
+  // articulated inertia and bias force handed to the parent.
   for (int i = nb - 1; i > 0; --i) {
     const Joint& j = model.joint(i);
     const int p = model.parent(i);
     detail::visit_kind(j.kind, [&](auto jk) {
       constexpr int nv = decltype(jk)::nv;
       using MatN = Eigen::Matrix<double, nv, nv>;
+      using VecN = Eigen::Matrix<double, nv, 1>;
       const int vi = j.v_index;
-      const auto S = data.S.middleCols<nv>(vi);
-      auto U = data.U.middleCols<nv>(vi);
-      U.noalias() = data.IA[i] * S;
-      const MatN D = S.transpose() * U;
+      const auto oS = detail::SMap<nv>(detail::S_cols(data.oS, j));
+      Eigen::Map<Eigen::Matrix<double, 6, nv>> U(detail::S_cols(data.U, j));
+      U.noalias() = data.oIA[i] * oS;
+      const MatN D = oS.transpose() * U;
+      const VecN u = detail::VMap<nv>(tau + vi) - oS.transpose() * data.opA[i].vector();
+      data.u.segment<nv>(vi) = u;
+      if constexpr (nv == 6) {
+        // A free-flyer (S invertible): pass 3 solves with D directly, and the
+        // parent receives no articulated inertia (IA − U D⁻¹ Uᵀ = 0 exactly)
+        // and the bias force S⁻ᵀ τ, the joint wrench in world axes. Forming
+        // the zero as a difference of large matrices would only add noise.
+        data.Dinv.block<nv, nv>(vi, vi) = D;
+        if (p > 0) {
+          const Transform Xs(data.X0[i].E(), data.orel[i]);
+          data.opA[p] += Xs.apply_transpose(Force(Vec6(detail::VMap<6>(tau + vi))));
+        }
+        return;
+      }
       MatN Dinv;
       if constexpr (nv == 1) {
         Dinv(0, 0) = 1.0 / D(0, 0);
       } else {
-        Dinv = Eigen::LLT<MatN>(D).solve(MatN::Identity());
+        Dinv = D.inverse();
       }
       data.Dinv.block<nv, nv>(vi, vi) = Dinv;
-      data.u.segment<nv>(vi) = tau.segment<nv>(vi) - S.transpose() * data.pA[i].vector();
       if (p > 0) {
         const Eigen::Matrix<double, 6, nv> UDinv = U * Dinv;
-        const Mat6 Ia = data.IA[i] - UDinv * U.transpose();
-        const Vec6 pa = data.pA[i].vector() + Ia * data.c[i].vector() + UDinv * data.u.segment<nv>(vi);
-        data.IA[p] += detail::transform_articulated(data.Xup[i], Ia);
-        data.pA[p] += data.Xup[i].apply_transpose(Force(pa));
+        const Eigen::Matrix<double, 6, nv> Uc = U;
+        Mat6& IAp = data.oIA[p];
+        IAp += data.oIA[i];
+        detail::subtract_outer<nv>(IAp, UDinv, Uc);
+        // pa = pA + Ia c + U D⁻¹ u with Ia = IA − U D⁻¹ Uᵀ
+        const Vec6& c = data.oc[i].vector();
+        Vec6 pa = data.opA[i].vector() + data.oIA[i] * c;
+        pa.noalias() += UDinv * (u - U.transpose() * c);
+        data.opA[p].vector() += pa;
       }
     });
   }
   // Pass 3, root to leaves: accelerations, with a_0 = −g.
-  data.a[0] = Motion(Vec3::Zero(), -model.gravity());
+  data.oa[0] = Motion(Vec3::Zero(), -model.gravity());
   for (int i = 1; i < nb; ++i) {
     const Joint& j = model.joint(i);
     const int p = model.parent(i);
     detail::visit_kind(j.kind, [&](auto jk) {
       constexpr int nv = decltype(jk)::nv;
       const int vi = j.v_index;
-      const Motion ap = data.Xup[i].apply(data.a[p]) + data.c[i];
+      Motion& a = data.oa[i];
+      a = data.oa[p] + data.oc[i];
+      const Eigen::Map<const Eigen::Matrix<double, 6, nv>> U(detail::S_cols(data.U, j));
       auto qdd = data.ddq.segment<nv>(vi);
-      qdd.noalias() = data.Dinv.block<nv, nv>(vi, vi) *
-                      (data.u.segment<nv>(vi) - data.U.middleCols<nv>(vi).transpose() * ap.vector());
-      data.a[i] = ap + Motion(Vec6(data.S.middleCols<nv>(vi) * qdd));
+      const Eigen::Matrix<double, nv, 1> rhs = data.u.segment<nv>(vi) - U.transpose() * a.vector();
+      if constexpr (nv == 6) {
+        qdd = Eigen::LLT<Eigen::Matrix<double, nv, nv>>(data.Dinv.block<nv, nv>(vi, vi)).solve(rhs);
+      } else {
+        qdd.noalias() = data.Dinv.block<nv, nv>(vi, vi) * rhs;
+      }
+      a.vector().noalias() += detail::SMap<nv>(detail::S_cols(data.oS, j)) * qdd;
     });
   }
 }
@@ -86,13 +121,13 @@ void aba_passes(const Model& model, Data& data, const VecRef& q, const VecRef& v
 namespace unchecked {
 
 const VectorX& aba(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& tau) {
-  aba_passes(model, data, q, v, tau, nullptr);
+  aba_passes(model, data, q.data(), v.data(), tau.data(), nullptr);
   return data.ddq;
 }
 
 const VectorX& aba(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& tau,
                    const std::vector<Force>& fext) {
-  aba_passes(model, data, q, v, tau, &fext);
+  aba_passes(model, data, q.data(), v.data(), tau.data(), &fext);
   return data.ddq;
 }
 

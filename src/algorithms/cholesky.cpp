@@ -1,26 +1,86 @@
 // Sparse H = Lᵀ D L factorisation and solves (RBDA §6.5, Tables 6.3–6.4).
+//
+// The ancestors of a dof form a few runs of consecutive indices
+// (Model::dof_run_start), so the inner loops of Featherstone's LTDL become
+// short contiguous axpy and dot loops over the rows of a row-major factor.
 #include "plume/algorithms/cholesky.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "plume/error.hpp"
+#include "plume/spatial.hpp"
 
 namespace plume {
 
+namespace {
+
+// The runs are short (a few dofs): vectorised loops would spend more on their
+// prologue and epilogue than on the arithmetic.
+#if defined(__GNUC__) && !defined(__clang__)
+#define PLUME_SCALAR_LOOPS __attribute__((optimize("no-tree-vectorize")))
+#else
+#define PLUME_SCALAR_LOOPS
+#endif
+
+// y[j] -= a x[j] for every j in the ancestors of k, k included.
+PLUME_SCALAR_LOOPS PLUME_INLINE void axpy_ancestors(const Model& model, int k, double a, const double* x, double* y) {
+  for (int e = k; e >= 0;) {
+    const int s = model.dof_run_start(e);
+    for (int j = s; j <= e; ++j) y[j] -= a * x[j];
+    e = model.dof_parent(s);
+  }
+}
+
+// Σ x[j] y[j] over the strict ancestors of k.
+PLUME_SCALAR_LOOPS PLUME_INLINE double dot_ancestors(const Model& model, int k, const double* x, const double* y) {
+  double sum = 0.0;
+  for (int e = model.dof_parent(k); e >= 0;) {
+    const int s = model.dof_run_start(e);
+    for (int j = s; j <= e; ++j) sum += x[j] * y[j];
+    e = model.dof_parent(s);
+  }
+  return sum;
+}
+
+// x ← L⁻ᵀ x: descendants first; row i of L scatters into x's ancestors of i.
+PLUME_SCALAR_LOOPS PLUME_INLINE void solve_Lt(const Model& model, const RowMatrixX& A, double* x) {
+  for (int i = model.nv() - 1; i >= 0; --i) {
+    const double xi = x[i];
+    if (xi != 0.0) {
+      const int p = model.dof_parent(i);
+      if (p >= 0) axpy_ancestors(model, p, xi, A.data() + i * A.cols(), x);
+    }
+  }
+}
+
+// x ← L⁻¹ x: ancestors first.
+PLUME_SCALAR_LOOPS PLUME_INLINE void solve_L(const Model& model, const RowMatrixX& A, double* x) {
+  for (int i = 0; i < model.nv(); ++i) x[i] -= dot_ancestors(model, i, A.data() + i * A.cols(), x);
+}
+
+}  // namespace
+
 namespace unchecked {
 
-// In place on LD = H: for k = n−1 … 0, eliminate row k into its ancestors
-// (only ancestors of k hold non-zeros in row k, so nothing fills in).
-const MatrixX& ltdl(const Model& model, Data& data) {
-  MatrixX& A = data.LD;
-  A = data.H;
+// For k = n−1 … 0, eliminate row k into its ancestors i (Table 6.3):
+// H_ij −= (H_ki / H_kk) H_kj for j ≤ i in i's ancestry, then H_ki ← H_ki / H_kk.
+PLUME_SCALAR_LOOPS PLUME_FLATTEN const RowMatrixX& ltdl(const Model& model, Data& data) {
+  RowMatrixX& A = data.LD;
   const int n = model.nv();
+  // H is symmetric: its column-major storage is also its row-major storage.
+  std::copy(data.H.data(), data.H.data() + data.H.size(), A.data());
   for (int k = n - 1; k >= 0; --k) {
-    const double dk = A(k, k);
-    for (int i = model.dof_parent(k); i >= 0; i = model.dof_parent(i)) {
-      const double a = A(k, i) / dk;
-      for (int j = i; j >= 0; j = model.dof_parent(j)) A(i, j) -= a * A(k, j);
-      A(k, i) = a;
+    double* row_k = A.data() + k * n;
+    const double dk = row_k[k];
+    for (int e = model.dof_parent(k); e >= 0;) {
+      const int s = model.dof_run_start(e);
+      for (int i = e; i >= s; --i) {
+        const double a = row_k[i] / dk;
+        axpy_ancestors(model, i, a, row_k, A.data() + i * n);
+        row_k[i] = a;
+      }
+      e = model.dof_parent(s);
     }
   }
   return A;
@@ -28,53 +88,35 @@ const MatrixX& ltdl(const Model& model, Data& data) {
 
 }  // namespace unchecked
 
-const MatrixX& ltdl(const Model& model, Data& data) {
+const RowMatrixX& ltdl(const Model& model, Data& data) {
   check_data(model, data);
-  const MatrixX& A = unchecked::ltdl(model, data);
+  unchecked::ltdl(model, data);
   for (int k = 0; k < model.nv(); ++k) {
-    if (!(A(k, k) > 0.0)) {
+    if (!(data.LD(k, k) > 0.0)) {
       std::ostringstream msg;
-      msg << "ltdl: pivot " << k << " is " << A(k, k) << ": H is not positive definite (call crba first?)";
+      msg << "ltdl: pivot " << k << " is " << data.LD(k, k) << ": H is not positive definite (call crba first?)";
       throw Error(msg.str());
     }
   }
-  return A;
-}
-
-void ltdl_solve_Lt(const Model& model, const Data& data, Eigen::Ref<MatrixX> X) {
-  const MatrixX& A = data.LD;
-  for (int i = model.nv() - 1; i >= 0; --i) {
-    for (int j = model.dof_parent(i); j >= 0; j = model.dof_parent(j)) X.row(j) -= A(i, j) * X.row(i);
-  }
-}
-
-void ltdl_solve_L(const Model& model, const Data& data, Eigen::Ref<MatrixX> X) {
-  const MatrixX& A = data.LD;
-  for (int i = 0; i < model.nv(); ++i) {
-    for (int j = model.dof_parent(i); j >= 0; j = model.dof_parent(j)) X.row(i) -= A(i, j) * X.row(j);
-  }
+  return data.LD;
 }
 
 void ltdl_solve(const Model& model, const Data& data, Eigen::Ref<VectorX> x) {
-  const MatrixX& A = data.LD;
-  const int n = model.nv();
-  // Lᵀ z = x (descendants first), then D, then L y = z (ancestors first).
-  for (int i = n - 1; i >= 0; --i) {
-    const double xi = x(i);
-    for (int j = model.dof_parent(i); j >= 0; j = model.dof_parent(j)) x(j) -= A(i, j) * xi;
-  }
-  for (int i = 0; i < n; ++i) x(i) /= A(i, i);
-  for (int i = 0; i < n; ++i) {
-    double xi = x(i);
-    for (int j = model.dof_parent(i); j >= 0; j = model.dof_parent(j)) xi -= A(i, j) * x(j);
-    x(i) = xi;
-  }
+  solve_Lt(model, data.LD, x.data());
+  for (int i = 0; i < model.nv(); ++i) x[i] /= data.LD(i, i);
+  solve_L(model, data.LD, x.data());
 }
 
 void ltdl_solve_columns(const Model& model, const Data& data, Eigen::Ref<MatrixX> X) {
-  ltdl_solve_Lt(model, data, X);
-  for (int i = 0; i < model.nv(); ++i) X.row(i) /= data.LD(i, i);
-  ltdl_solve_L(model, data, X);
+  for (Eigen::Index c = 0; c < X.cols(); ++c) ltdl_solve(model, data, X.col(c));
+}
+
+void ltdl_solve_Lt(const Model& model, const Data& data, Eigen::Ref<MatrixX> X) {
+  for (Eigen::Index c = 0; c < X.cols(); ++c) solve_Lt(model, data.LD, X.col(c).data());
+}
+
+void ltdl_solve_L(const Model& model, const Data& data, Eigen::Ref<MatrixX> X) {
+  for (Eigen::Index c = 0; c < X.cols(); ++c) solve_L(model, data.LD, X.col(c).data());
 }
 
 }  // namespace plume

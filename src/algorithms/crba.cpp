@@ -1,4 +1,7 @@
-// Composite-rigid-body algorithm (RBDA Table 6.2).
+// Composite-rigid-body algorithm (RBDA Table 6.2), with world axes (about each
+// subtree root's origin, see Data::orel):
+// composite inertias add without transforms, and H_lk = oS_lᵀ (oIc_i oS_k)
+// for every ancestor dof l of a dof k of body i.
 #include "plume/algorithms/crba.hpp"
 
 #include "checks.hpp"
@@ -8,43 +11,39 @@ namespace plume {
 
 namespace unchecked {
 
-const MatrixX& crba(const Model& model, Data& data, const VecRef& q) {
+PLUME_FLATTEN const MatrixX& crba(const Model& model, Data& data, const VecRef& q) {
   const int nb = model.nbodies();
   for (int i = 1; i < nb; ++i) {
     const Joint& j = model.joint(i);
     detail::visit_kind(j.kind, [&](auto jk) {
-      decltype(jk)::position(j, model.Xtree(i), q.data() + j.q_index, data.Xup[i], data.S);
+      using K = decltype(jk);
+      detail::body_placement<K>(model, data, q.data(), i);
+      const Transform Xs = detail::shifted_placement(model, data, i, data.orel);
+      K::world_subspace(Xs, detail::S_cols(data.S, j), detail::S_cols(data.oS, j));
+      data.oIc[i] = detail::world_inertia(model, i, Xs);
     });
-    data.Ic[i] = model.inertia(i);
   }
-  // Composite inertias, leaves to root: Ic_λ += Xᵀ Ic_i X.
+  // Composite inertias, leaves to root.
   for (int i = nb - 1; i > 0; --i) {
     const int p = model.parent(i);
-    if (p > 0) data.Ic[p] += data.Xup[i].apply_transpose(data.Ic[i]);
+    if (p > 0) data.oIc[p] += data.oIc[i];
   }
-  // H_ii = Sᵢᵀ Icᵢ Sᵢ, then F = Icᵢ Sᵢ carried towards the root: H_ji = Sⱼᵀ F.
+  MatrixX& H = data.H;
+  const double* oS = data.oS.data();
   for (int i = 1; i < nb; ++i) {
-    const Joint& ji = model.joint(i);
-    detail::visit_kind(ji.kind, [&](auto jk) {
-      constexpr int nv = decltype(jk)::nv;
-      const int vi = ji.v_index;
-      Eigen::Matrix<double, 6, nv> F;
-      for (int k = 0; k < nv; ++k) F.col(k) = (data.Ic[i] * Motion(Vec6(data.S.col(vi + k)))).vector();
-      data.H.block<nv, nv>(vi, vi).noalias() = data.S.middleCols<nv>(vi).transpose() * F;
-      int b = i;
-      while (model.parent(b) > 0) {
-        for (int k = 0; k < nv; ++k) F.col(k) = data.Xup[b].apply_transpose(Force(Vec6(F.col(k)))).vector();
-        b = model.parent(b);
-        const Joint& jb = model.joint(b);
-        for (int m = 0; m < jb.nv; ++m) {
-          const int vb = jb.v_index + m;
-          data.H.block<1, nv>(vb, vi).noalias() = data.S.col(vb).transpose() * F;
-          data.H.block<nv, 1>(vi, vb) = data.H.block<1, nv>(vb, vi).transpose();
-        }
+    const Joint& j = model.joint(i);
+    for (int k = j.v_index; k < j.v_index + j.nv; ++k) {
+      // F = Ic S_k, then H(l, k) = S_lᵀ F for k's own joint and every ancestor dof l.
+      const Vec6 F = (data.oIc[i] * Motion(Vec6(Eigen::Map<const Vec6>(oS + 6 * k)))).vector();
+      H(k, k) = Eigen::Map<const Vec6>(oS + 6 * k).dot(F);
+      for (int l = model.dof_parent(k); l >= 0; l = model.dof_parent(l)) {
+        const double h = Eigen::Map<const Vec6>(oS + 6 * l).dot(F);
+        H(l, k) = h;
+        H(k, l) = h;
       }
-    });
+    }
   }
-  return data.H;
+  return H;
 }
 
 }  // namespace unchecked

@@ -9,41 +9,40 @@ namespace plume {
 namespace {
 
 // Placements of the bodies supporting `body` only (root first).
-void support_kinematics(const Model& model, Data& data, const VecRef& q, int body) {
+PLUME_FLATTEN void support_kinematics(const Model& model, Data& data, const VecRef& q, int body) {
   int n = 0;
   for (int i = body; i > 0; i = model.parent(i)) data.chain[n++] = i;
   while (n > 0) {
     const int i = data.chain[--n];
-    const Joint& j = model.joint(i);
-    detail::visit_kind(j.kind, [&](auto jk) {
-      decltype(jk)::position(j, model.Xtree(i), q.data() + j.q_index, data.Xup[i], data.S);
-    });
-    const int p = model.parent(i);
-    data.X0[i] = p > 0 ? data.Xup[i] * data.X0[p] : data.Xup[i];
+    detail::visit_kind(model.joint(i).kind, [&](auto jk) { detail::body_placement<decltype(jk)>(model, data, q.data(), i); });
   }
 }
 
 // Columns of the Jacobian of a target rigidly attached to `body`, whose
-// placement is X_t0 (world → target coordinates).
-void fill_jacobian(const Model& model, const Data& data, int body, const Transform& X_t0,
-                   ReferenceFrame ref, Eigen::Ref<Matrix6X> J) {
+// placement is X_t0 (world → target coordinates): the world columns X0⁻¹ S,
+// then moved to the requested reference.
+PLUME_FLATTEN void fill_jacobian(const Model& model, const Data& data, int body, const Transform& X_t0,
+                                 ReferenceFrame ref, Eigen::Ref<Matrix6X> J) {
   J.setZero();
   const Vec3& p = X_t0.r();  // target origin, world coordinates
   for (int i = body; i > 0; i = model.parent(i)) {
     const Joint& j = model.joint(i);
-    if (ref == ReferenceFrame::Local) {
-      const Transform X_ti = X_t0 * data.X0[i].inverse();
-      for (int k = j.v_index; k < j.v_index + j.nv; ++k) J.col(k) = X_ti.apply(Motion(Vec6(data.S.col(k)))).vector();
-    } else {
-      for (int k = j.v_index; k < j.v_index + j.nv; ++k) {
-        const Motion w = data.X0[i].apply_inverse(Motion(Vec6(data.S.col(k))));
-        if (ref == ReferenceFrame::World) {
-          J.col(k) = w.vector();
-        } else {  // LocalWorldAligned: the same twist seen at the target origin
-          J.col(k) << w.angular(), w.linear() + w.angular().cross(p);
+    detail::visit_kind(j.kind, [&](auto jk) {
+      using K = decltype(jk);
+      constexpr int nv = K::nv;
+      Eigen::Matrix<double, 6, nv> W;
+      K::world_subspace(data.X0[i], detail::S_cols(data.S, j), W.data());
+      for (int k = 0; k < nv; ++k) {
+        const Motion w(Vec6(W.col(k)));
+        switch (ref) {
+          case ReferenceFrame::World: J.col(j.v_index + k) = w.vector(); break;
+          case ReferenceFrame::Local: J.col(j.v_index + k) = X_t0.apply(w).vector(); break;
+          case ReferenceFrame::LocalWorldAligned:  // the same twist seen at the target origin
+            J.col(j.v_index + k) << w.angular(), w.linear() + w.angular().cross(p);
+            break;
         }
       }
-    }
+    });
   }
 }
 
@@ -91,22 +90,27 @@ void frame_jacobian(const Model& model, const Data& data, int frame, ReferenceFr
   fill_jacobian(model, data, model.frames()[frame].body, frame_X0(model, data, frame), ref, J);
 }
 
-void point_jacobian(const Model& model, const Data& data, int body, const Vec3& point, ReferenceFrame ref,
-                    Eigen::Ref<Matrix3X> J) {
+PLUME_FLATTEN void point_jacobian(const Model& model, const Data& data, int body, const Vec3& point, ReferenceFrame ref,
+                                  Eigen::Ref<Matrix3X> J) {
   J.setZero();
   const Vec3 p = data.X0[body].inverse_transform_point(point);  // world coordinates
-  const Mat3 Eb = data.X0[body].E();
+  const Mat3& Eb = data.X0[body].E();
   for (int i = body; i > 0; i = model.parent(i)) {
     const Joint& j = model.joint(i);
-    for (int k = j.v_index; k < j.v_index + j.nv; ++k) {
-      const Motion w = data.X0[i].apply_inverse(Motion(Vec6(data.S.col(k))));
-      const Vec3 vp = w.linear() + w.angular().cross(p);
-      if (ref == ReferenceFrame::Local) {
-        J.col(k) = Eb * vp;
-      } else {
-        J.col(k) = vp;
+    detail::visit_kind(j.kind, [&](auto jk) {
+      using K = decltype(jk);
+      constexpr int nv = K::nv;
+      Eigen::Matrix<double, 6, nv> W;
+      K::world_subspace(data.X0[i], detail::S_cols(data.S, j), W.data());
+      for (int k = 0; k < nv; ++k) {
+        const Vec3 vp = W.col(k).template tail<3>() + W.col(k).template head<3>().cross(p);
+        if (ref == ReferenceFrame::Local) {
+          J.col(j.v_index + k) = Eb * vp;
+        } else {
+          J.col(j.v_index + k) = vp;
+        }
       }
-    }
+    });
   }
 }
 

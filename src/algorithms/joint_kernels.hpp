@@ -2,11 +2,19 @@
 // Joint kernels: jcalc (RBDA Table 4.1) specialised per joint kind, and the
 // one place where algorithms dispatch over kinds (visit_kind).
 //
-// Every kernel provides
-//   nv                       number of velocity coordinates (compile time)
-//   position(j, Xtree, q, Xup, S)   Xup = XJ(q) Xtree; S columns if they depend on q
-//   has_bias, bias(S, qd)    cJ = S̊ q̇, non-zero only for the planar joint
-// Constant motion subspaces are written once, by init_motion_subspace().
+// Every kernel K provides, with S the joint's motion subspace in body
+// coordinates (6×nv, stored column-major at `S`, written once by
+// init_motion_subspace() or by position() when it depends on q):
+//   nv                             number of velocity coordinates (compile time)
+//   position(j, Xtree, q, Xup, S)  Xup = XJ(q) Xtree (and S if it depends on q)
+//   S_mul(S, x)                    the motion S x
+//   add_S_mul(S, x, m)             m += S x
+//   St_mul(S, f, out)              out = Sᵀ f (nv values)
+//   cross_S(v, S, x)               v × (S x)
+//   has_bias, bias(S, qd)          cJ = S̊ q̇ (the planar joint only)
+//   world_subspace(X0, S, oS)      oS = X0⁻¹ S, the columns in world coordinates
+// Axis-aligned revolute joints touch single coefficients; the others use
+// fixed-size maps, so no operation goes through Eigen's dynamic-size paths.
 
 #include <cmath>
 
@@ -15,31 +23,91 @@
 
 namespace plume::detail {
 
-// Revolute about +x (A = 0), +y (1) or +z (2): E = R_A(q)ᵀ E_tree touches two rows.
+template <int NV>
+using SMap = Eigen::Map<const Eigen::Matrix<double, 6, NV>>;
+template <int NV>
+using VMap = Eigen::Map<const Eigen::Matrix<double, NV, 1>>;
+
+// Defaults for kinds whose S is a dense 6×NV block.
+template <int NV>
+struct DenseSubspace {
+  static constexpr int nv = NV;
+  static PLUME_INLINE Motion S_mul(const double* S, const double* x) { return Motion(Vec6(SMap<NV>(S) * VMap<NV>(x))); }
+  static PLUME_INLINE void add_S_mul(const double* S, const double* x, Motion& m) {
+    m.vector().noalias() += SMap<NV>(S) * VMap<NV>(x);
+  }
+  static PLUME_INLINE void St_mul(const double* S, const Vec6& f, double* out) {
+    Eigen::Map<Eigen::Matrix<double, NV, 1>>(out).noalias() = SMap<NV>(S).transpose() * f;
+  }
+  static PLUME_INLINE Motion cross_S(const Motion& v, const double* S, const double* x) { return v.cross(S_mul(S, x)); }
+  static PLUME_INLINE void world_subspace(const Transform& X0, const double* S, double* oS) {
+    for (int k = 0; k < NV; ++k) {
+      const Motion w = X0.apply_inverse(Motion(Vec6(Eigen::Map<const Vec6>(S + 6 * k))));
+      Eigen::Map<Vec6>(oS + 6 * k) = w.vector();
+    }
+  }
+  static PLUME_INLINE Motion bias(const double*, const double*) { return Motion(); }
+};
+
+// Revolute about +x (A = 0), +y (1) or +z (2): E = R_A(q)ᵀ E_tree touches two
+// rows, S = [e_A; 0] picks one coefficient.
 template <int A>
 struct RevoluteAligned {
   static constexpr int nv = 1;
   static constexpr bool has_bias = false;
-  static void position(const Joint&, const Transform& Xtree, const double* q, Transform& Xup, Matrix6X&) {
+  static PLUME_INLINE void position(const Joint&, const Transform& Xtree, const double* q, Transform& Xup, double*) {
     constexpr int i1 = (A + 1) % 3;
     constexpr int i2 = (A + 2) % 3;
     const double s = std::sin(q[0]);
     const double c = std::cos(q[0]);
     const Mat3& Et = Xtree.E();
     Mat3& E = Xup.E();
-    E.row(A) = Et.row(A);
-    E.row(i1) = c * Et.row(i1) + s * Et.row(i2);
-    E.row(i2) = c * Et.row(i2) - s * Et.row(i1);
+    for (int col = 0; col < 3; ++col) {
+      const double e1 = Et(i1, col), e2 = Et(i2, col);
+      E(A, col) = Et(A, col);
+      E(i1, col) = c * e1 + s * e2;
+      E(i2, col) = c * e2 - s * e1;
+    }
     Xup.r() = Xtree.r();
   }
-  static Motion bias(const Matrix6X&, int, const double*) { return Motion(); }
+  static PLUME_INLINE Motion S_mul(const double*, const double* x) {
+    Motion m;
+    m.vector()[A] = x[0];
+    return m;
+  }
+  static PLUME_INLINE void add_S_mul(const double*, const double* x, Motion& m) { m.vector()[A] += x[0]; }
+  static PLUME_INLINE void St_mul(const double*, const Vec6& f, double* out) { out[0] = f[A]; }
+  // v × (e_A x): [ω × e_A x; v_lin × e_A x]; a × e_A has components
+  // (a_{i1} e_{i2} − a_{i2} e_{i1}) for the cyclic order (A, i1, i2).
+  static PLUME_INLINE Motion cross_S(const Motion& v, const double*, const double* x) {
+    constexpr int i1 = (A + 1) % 3;
+    constexpr int i2 = (A + 2) % 3;
+    const Vec6& w = v.vector();
+    Motion m;
+    m.vector()[i1] = w[i2] * x[0];
+    m.vector()[i2] = -w[i1] * x[0];
+    m.vector()[3 + i1] = w[3 + i2] * x[0];
+    m.vector()[3 + i2] = -w[3 + i1] * x[0];
+    return m;
+  }
+  static PLUME_INLINE void world_subspace(const Transform& X0, const double*, double* oS) {
+    // X0⁻¹ [e_A; 0] = [Eᵀ e_A; r × Eᵀ e_A], and Eᵀ e_A is row A of E.
+    const Vec3 w = X0.E().row(A).transpose();
+    const Vec3 lin = X0.r().cross(w);
+    oS[0] = w[0];
+    oS[1] = w[1];
+    oS[2] = w[2];
+    oS[3] = lin[0];
+    oS[4] = lin[1];
+    oS[5] = lin[2];
+  }
+  static PLUME_INLINE Motion bias(const double*, const double*) { return Motion(); }
 };
 
 // Revolute about any unit axis a: E = R(a, q)ᵀ E_tree (Rodrigues).
-struct RevoluteAxis {
-  static constexpr int nv = 1;
+struct RevoluteAxis : DenseSubspace<1> {
   static constexpr bool has_bias = false;
-  static void position(const Joint& j, const Transform& Xtree, const double* q, Transform& Xup, Matrix6X&) {
+  static PLUME_INLINE void position(const Joint& j, const Transform& Xtree, const double* q, Transform& Xup, double*) {
     const double s = std::sin(q[0]);
     const double c = std::cos(q[0]);
     const Vec3& a = j.axis;
@@ -55,26 +123,22 @@ struct RevoluteAxis {
     Xup.E().noalias() = EJ * Xtree.E();
     Xup.r() = Xtree.r();
   }
-  static Motion bias(const Matrix6X&, int, const double*) { return Motion(); }
 };
 
 // Prismatic along unit axis a: XJ = xlt(a q).
-struct Prismatic {
-  static constexpr int nv = 1;
+struct Prismatic : DenseSubspace<1> {
   static constexpr bool has_bias = false;
-  static void position(const Joint& j, const Transform& Xtree, const double* q, Transform& Xup, Matrix6X&) {
+  static PLUME_INLINE void position(const Joint& j, const Transform& Xtree, const double* q, Transform& Xup, double*) {
     Xup.E() = Xtree.E();
     Xup.r().noalias() = Xtree.r() + Xtree.E().transpose() * (q[0] * j.axis);
   }
-  static Motion bias(const Matrix6X&, int, const double*) { return Motion(); }
 };
 
 // Planar: q = (x, y, θ); the body origin is at (x, y, 0) of the joint frame,
 // rotated by θ about z; q̇ = v. S depends on θ, so cJ = S̊ q̇ = [0; −ω × v_J].
-struct Planar {
-  static constexpr int nv = 3;
+struct Planar : DenseSubspace<3> {
   static constexpr bool has_bias = true;
-  static void position(const Joint& j, const Transform& Xtree, const double* q, Transform& Xup, Matrix6X& S) {
+  static PLUME_INLINE void position(const Joint&, const Transform& Xtree, const double* q, Transform& Xup, double* S) {
     const double s = std::sin(q[2]);
     const double c = std::cos(q[2]);
     const Mat3& Et = Xtree.E();
@@ -83,7 +147,7 @@ struct Planar {
     E.row(1) = c * Et.row(1) - s * Et.row(0);
     E.row(2) = Et.row(2);
     Xup.r().noalias() = Xtree.r() + Et.transpose() * Vec3(q[0], q[1], 0.0);
-    auto Sj = S.middleCols<3>(j.v_index);
+    Eigen::Map<Eigen::Matrix<double, 6, 3>> Sj(S);
     Sj.setZero();
     Sj(3, 0) = c;
     Sj(4, 0) = -s;
@@ -91,9 +155,9 @@ struct Planar {
     Sj(4, 1) = c;
     Sj(2, 2) = 1.0;
   }
-  static Motion bias(const Matrix6X& S, int v_index, const double* qd) {
-    const double vx = S(3, v_index) * qd[0] + S(3, v_index + 1) * qd[1];
-    const double vy = S(4, v_index) * qd[0] + S(4, v_index + 1) * qd[1];
+  static PLUME_INLINE Motion bias(const double* S, const double* qd) {
+    const double vx = S[3] * qd[0] + S[6 + 3] * qd[1];
+    const double vy = S[4] * qd[0] + S[6 + 4] * qd[1];
     return Motion(Vec3::Zero(), Vec3(qd[2] * vy, -qd[2] * vx, 0.0));
   }
 };
@@ -102,19 +166,34 @@ struct Planar {
 struct FreeFlyer {
   static constexpr int nv = 6;
   static constexpr bool has_bias = false;
-  static void position(const Joint&, const Transform& Xtree, const double* q, Transform& Xup, Matrix6X&) {
+  static PLUME_INLINE void position(const Joint&, const Transform& Xtree, const double* q, Transform& Xup, double*) {
     const Eigen::Map<const Eigen::Quaterniond> r(q + 3);  // Eigen stores (x, y, z, w)
     const Mat3 R = r.toRotationMatrix();
     Xup.E().noalias() = R.transpose() * Xtree.E();
     Xup.r().noalias() = Xtree.r() + Xtree.E().transpose() * Eigen::Map<const Vec3>(q);
   }
-  static Motion bias(const Matrix6X&, int, const double*) { return Motion(); }
+  static PLUME_INLINE Motion S_mul(const double*, const double* x) { return Motion(Vec6(Eigen::Map<const Vec6>(x))); }
+  static PLUME_INLINE void add_S_mul(const double*, const double* x, Motion& m) { m.vector() += Eigen::Map<const Vec6>(x); }
+  static PLUME_INLINE void St_mul(const double*, const Vec6& f, double* out) { Eigen::Map<Vec6> o(out); o = f; }
+  static PLUME_INLINE Motion cross_S(const Motion& v, const double*, const double* x) {
+    return v.cross(Motion(Vec6(Eigen::Map<const Vec6>(x))));
+  }
+  static PLUME_INLINE void world_subspace(const Transform& X0, const double*, double* oS) {
+    // X0⁻¹ = [Eᵀ 0; r×Eᵀ Eᵀ]
+    Eigen::Map<Mat6> M(oS);
+    const Mat3 Et = X0.E().transpose();
+    M.topLeftCorner<3, 3>() = Et;
+    M.topRightCorner<3, 3>().setZero();
+    M.bottomLeftCorner<3, 3>().noalias() = skew(X0.r()) * Et;
+    M.bottomRightCorner<3, 3>() = Et;
+  }
+  static PLUME_INLINE Motion bias(const double*, const double*) { return Motion(); }
 };
 
 /// Calls f(kernel) with the kernel of `kind` (a default-constructed tag whose
 /// type carries the compile-time number of DoF). Does nothing for None.
 template <class F>
-inline void visit_kind(JointKind kind, F&& f) {
+PLUME_INLINE void visit_kind(JointKind kind, F&& f) {
   switch (kind) {
     case JointKind::RevoluteX: f(RevoluteAligned<0>{}); return;
     case JointKind::RevoluteY: f(RevoluteAligned<1>{}); return;
@@ -126,6 +205,10 @@ inline void visit_kind(JointKind kind, F&& f) {
     case JointKind::None: return;
   }
 }
+
+/// Pointer to the S columns of joint j in a 6×nv matrix.
+PLUME_INLINE double* S_cols(Matrix6X& S, const Joint& j) { return S.data() + 6 * j.v_index; }
+PLUME_INLINE const double* S_cols(const Matrix6X& S, const Joint& j) { return S.data() + 6 * j.v_index; }
 
 /// Writes the constant motion subspace columns (every kind but planar).
 inline void init_motion_subspace(const Model& model, Matrix6X& S) {
@@ -143,23 +226,57 @@ inline void init_motion_subspace(const Model& model, Matrix6X& S) {
   }
 }
 
-/// Xᵀ Ia X for a 6×6 articulated inertia Ia given in B coordinates and
-/// X = B_X_A (result in A coordinates). With Ia = [A B; Bᵀ C] rotated by E
-/// first, then shifted by r: [A' − B'r× + r×B'ᵀ − r×C'r×, B' + r×C'; ·, C'].
-inline Mat6 transform_articulated(const Transform& X, const Mat6& Ia) {
-  const Mat3& E = X.E();
-  const Mat3 A = E.transpose() * Ia.topLeftCorner<3, 3>() * E;
-  const Mat3 B = E.transpose() * Ia.topRightCorner<3, 3>() * E;
-  const Mat3 C = E.transpose() * Ia.bottomRightCorner<3, 3>() * E;
-  const Mat3 rx = skew(X.r());
-  const Mat3 rxC = rx * C;
-  const Mat3 Bn = B + rxC;
-  Mat6 out;
-  out.topLeftCorner<3, 3>() = A - B * rx + rx * B.transpose() - rxC * rx;
-  out.topRightCorner<3, 3>() = Bn;
-  out.bottomLeftCorner<3, 3>() = Bn.transpose();
-  out.bottomRightCorner<3, 3>() = C;
-  return out;
+/// Xup[i] and X0[i] of body i from q (the position part of every forward pass).
+template <class K>
+PLUME_INLINE void body_placement(const Model& model, Data& data, const double* q, int i) {
+  const Joint& j = model.joint(i);
+  K::position(j, model.Xtree(i), q + j.q_index, data.Xup[i], S_cols(data.S, j));
+  const int p = model.parent(i);
+  data.X0[i] = p > 0 ? data.Xup[i] * data.X0[p] : data.Xup[i];
+}
+
+/// The placement used by the world-aligned algorithms: world axes, origin at
+/// the origin of the subtree root (the body below the world that carries body
+/// i). Working about a nearby point instead of the world origin keeps inertias
+/// and velocities well scaled however far the robot is from the origin; the
+/// relative position is accumulated along the tree (rel[i] = rel[λ] + E_λᵀ r_up),
+/// never computed as a difference of large world positions.
+/// Call after body_placement(i).
+PLUME_INLINE Transform shifted_placement(const Model& model, const Data& data, int i, std::vector<Vec3>& rel) {
+  const int p = model.parent(i);
+  if (p == 0) {
+    rel[i].setZero();
+  } else {
+    rel[i].noalias() = rel[p] + data.X0[p].E().transpose() * data.Xup[i].r();
+  }
+  return Transform(data.X0[i].E(), rel[i]);
+}
+
+/// Inertia of body i with world axes about the reference point of the
+/// shifted placement Xs (see shifted_placement): with p the centre of mass
+/// relative to that point, Ī = Eᵀ Ic E + m (|p|² 1 − p pᵀ), h = m p.
+PLUME_INLINE RigidInertia world_inertia(const Model& model, int i, const Transform& Xs) {
+  const double m = model.inertia(i).mass();
+  const Mat3& E = Xs.E();
+  const Vec3 p = Xs.r() + E.transpose() * model.body_com(i);
+  const Mat3 T = model.body_inertia_about_com(i) * E;
+  Mat3 Ibar;
+  Ibar.noalias() = E.transpose() * T;
+  const double pp = p.squaredNorm();
+  for (int c = 0; c < 3; ++c) {
+    for (int r = 0; r < 3; ++r) Ibar(r, c) -= m * p[r] * p[c];
+    Ibar(c, c) += m * pp;
+  }
+  return RigidInertia(m, m * p, Ibar);
+}
+
+/// A −= X Yᵀ for 6×N matrices X, Y (a rank-N update, written out so that it
+/// stays inline).
+template <int N>
+PLUME_INLINE void subtract_outer(Mat6& A, const Eigen::Matrix<double, 6, N>& X, const Eigen::Matrix<double, 6, N>& Y) {
+  for (int k = 0; k < N; ++k) {
+    for (int c = 0; c < 6; ++c) A.col(c) -= Y(c, k) * X.col(k);
+  }
 }
 
 }  // namespace plume::detail

@@ -8,35 +8,26 @@ namespace plume {
 
 namespace unchecked {
 
-void forward_kinematics(const Model& model, Data& data, const VecRef& q) {
+PLUME_FLATTEN void forward_kinematics(const Model& model, Data& data, const VecRef& q) {
   for (int i = 1; i < model.nbodies(); ++i) {
-    const Joint& j = model.joint(i);
-    detail::visit_kind(j.kind, [&](auto jk) {
-      decltype(jk)::position(j, model.Xtree(i), q.data() + j.q_index, data.Xup[i], data.S);
-    });
-    const int p = model.parent(i);
-    data.X0[i] = p > 0 ? data.Xup[i] * data.X0[p] : data.Xup[i];
+    detail::visit_kind(model.joint(i).kind, [&](auto jk) { detail::body_placement<decltype(jk)>(model, data, q.data(), i); });
   }
 }
 
-void forward_kinematics(const Model& model, Data& data, const VecRef& q, const VecRef& v) {
+PLUME_FLATTEN void forward_kinematics(const Model& model, Data& data, const VecRef& q, const VecRef& v) {
   data.v[0] = Motion::Zero();
   for (int i = 1; i < model.nbodies(); ++i) {
     const Joint& j = model.joint(i);
-    const int p = model.parent(i);
     detail::visit_kind(j.kind, [&](auto jk) {
       using K = decltype(jk);
-      constexpr int nv = K::nv;
-      K::position(j, model.Xtree(i), q.data() + j.q_index, data.Xup[i], data.S);
-      const Motion vJ(Vec6(data.S.middleCols<nv>(j.v_index) * v.segment<nv>(j.v_index)));
-      data.v[i] = data.Xup[i].apply(data.v[p]) + vJ;
+      detail::body_placement<K>(model, data, q.data(), i);
+      data.v[i] = data.Xup[i].apply(data.v[model.parent(i)]) + K::S_mul(detail::S_cols(data.S, j), v.data() + j.v_index);
     });
-    data.X0[i] = p > 0 ? data.Xup[i] * data.X0[p] : data.Xup[i];
   }
 }
 
-void forward_kinematics(const Model& model, Data& data, const VecRef& q, const VecRef& v,
-                        const VecRef& a) {
+PLUME_FLATTEN void forward_kinematics(const Model& model, Data& data, const VecRef& q, const VecRef& v,
+                                      const VecRef& a) {
   data.v[0] = Motion::Zero();
   data.a[0] = Motion::Zero();
   for (int i = 1; i < model.nbodies(); ++i) {
@@ -44,17 +35,15 @@ void forward_kinematics(const Model& model, Data& data, const VecRef& q, const V
     const int p = model.parent(i);
     detail::visit_kind(j.kind, [&](auto jk) {
       using K = decltype(jk);
-      constexpr int nv = K::nv;
-      K::position(j, model.Xtree(i), q.data() + j.q_index, data.Xup[i], data.S);
-      const auto S = data.S.middleCols<nv>(j.v_index);
-      const Motion vJ(Vec6(S * v.segment<nv>(j.v_index)));
-      data.v[i] = data.Xup[i].apply(data.v[p]) + vJ;
-      // a_i = X a_λ + S q̈ + cJ + v_i × vJ  (RBDA eq. 5.7 with S̊ q̇ = cJ)
-      data.a[i] = data.Xup[i].apply(data.a[p]) + Motion(Vec6(S * a.segment<nv>(j.v_index))) +
-                  data.v[i].cross(vJ);
-      if constexpr (K::has_bias) data.a[i] += K::bias(data.S, j.v_index, v.data() + j.v_index);
+      detail::body_placement<K>(model, data, q.data(), i);
+      const double* S = detail::S_cols(data.S, j);
+      const double* qd = v.data() + j.v_index;
+      data.v[i] = data.Xup[i].apply(data.v[p]) + K::S_mul(S, qd);
+      // a_i = X a_λ + S q̈ + cJ + v_i × S q̇  (RBDA eq. 5.7 with S̊ q̇ = cJ)
+      data.a[i] = data.Xup[i].apply(data.a[p]) + K::cross_S(data.v[i], S, qd);
+      K::add_S_mul(S, a.data() + j.v_index, data.a[i]);
+      if constexpr (K::has_bias) data.a[i] += K::bias(S, qd);
     });
-    data.X0[i] = p > 0 ? data.Xup[i] * data.X0[p] : data.Xup[i];
   }
 }
 

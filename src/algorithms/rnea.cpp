@@ -1,4 +1,4 @@
-// Recursive Newton–Euler algorithm (RBDA Table 5.1).
+// Recursive Newton–Euler algorithm (RBDA Table 5.1), in body coordinates.
 #include "plume/algorithms/rnea.hpp"
 
 #include "checks.hpp"
@@ -10,11 +10,12 @@ namespace {
 
 enum class Terms { All, NoAcceleration, GravityOnly };
 
-// Forward pass: v_i, a_i (with a_0 = −g) and f_i = I a + v ×* I v; then the
-// backward pass τ_i = Sᵀ f_i, f_λ += Xᵀ f_i. `fext` (world coordinates) may be null.
+// Forward pass: v_i = X v_λ + S q̇, a_i = X a_λ + S q̈ + cJ + v_i × S q̇ (with
+// a_0 = −g) and f_i = I a_i + v_i ×* I v_i; backward pass: τ_i = Sᵀ f_i,
+// f_λ += Xᵀ f_i. `fext` (world coordinates) may be null.
 template <Terms terms>
-void rnea_passes(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& a,
-                 const std::vector<Force>* fext, VectorX& tau) {
+PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, const double* v, const double* a,
+                               const std::vector<Force>* fext, double* tau) {
   const int nb = model.nbodies();
   data.v[0] = Motion::Zero();
   data.a[0] = Motion(Vec3::Zero(), -model.gravity());
@@ -24,19 +25,21 @@ void rnea_passes(const Model& model, Data& data, const VecRef& q, const VecRef& 
     const RigidInertia& I = model.inertia(i);
     detail::visit_kind(j.kind, [&](auto jk) {
       using K = decltype(jk);
-      constexpr int nv = K::nv;
-      K::position(j, model.Xtree(i), q.data() + j.q_index, data.Xup[i], data.S);
-      const auto S = data.S.middleCols<nv>(j.v_index);
+      double* S = detail::S_cols(data.S, j);
+      K::position(j, model.Xtree(i), q + j.q_index, data.Xup[i], S);
+      const Transform& X = data.Xup[i];
       if constexpr (terms == Terms::GravityOnly) {
-        data.a[i] = data.Xup[i].apply(data.a[p]);
+        data.a[i] = X.apply(data.a[p]);
         data.f[i] = I * data.a[i];
       } else {
-        const Motion vJ(Vec6(S * v.segment<nv>(j.v_index)));
-        data.v[i] = data.Xup[i].apply(data.v[p]) + vJ;
-        data.a[i] = data.Xup[i].apply(data.a[p]) + data.v[i].cross(vJ);
-        if constexpr (terms == Terms::All) data.a[i] += Motion(Vec6(S * a.segment<nv>(j.v_index)));
-        if constexpr (K::has_bias) data.a[i] += K::bias(data.S, j.v_index, v.data() + j.v_index);
-        data.f[i] = I * data.a[i] + data.v[i].cross(I * data.v[i]);
+        const double* qd = v + j.v_index;
+        Motion& vi = data.v[i];
+        Motion& ai = data.a[i];
+        vi = X.apply(data.v[p]) + K::S_mul(S, qd);
+        ai = X.apply(data.a[p]) + K::cross_S(vi, S, qd);
+        if constexpr (terms == Terms::All) K::add_S_mul(S, a + j.v_index, ai);
+        if constexpr (K::has_bias) ai += K::bias(S, qd);
+        data.f[i] = I * ai + vi.cross(I * vi);
       }
     });
     if (fext) {
@@ -47,8 +50,7 @@ void rnea_passes(const Model& model, Data& data, const VecRef& q, const VecRef& 
   for (int i = nb - 1; i > 0; --i) {
     const Joint& j = model.joint(i);
     detail::visit_kind(j.kind, [&](auto jk) {
-      constexpr int nv = decltype(jk)::nv;
-      tau.segment<nv>(j.v_index).noalias() = data.S.middleCols<nv>(j.v_index).transpose() * data.f[i].vector();
+      decltype(jk)::St_mul(detail::S_cols(data.S, j), data.f[i].vector(), tau + j.v_index);
     });
     const int p = model.parent(i);
     if (p > 0) data.f[p] += data.Xup[i].apply_transpose(data.f[i]);
@@ -60,23 +62,23 @@ void rnea_passes(const Model& model, Data& data, const VecRef& q, const VecRef& 
 namespace unchecked {
 
 const VectorX& rnea(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& a) {
-  rnea_passes<Terms::All>(model, data, q, v, a, nullptr, data.tau);
+  rnea_passes<Terms::All>(model, data, q.data(), v.data(), a.data(), nullptr, data.tau.data());
   return data.tau;
 }
 
 const VectorX& rnea(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& a,
                     const std::vector<Force>& fext) {
-  rnea_passes<Terms::All>(model, data, q, v, a, &fext, data.tau);
+  rnea_passes<Terms::All>(model, data, q.data(), v.data(), a.data(), &fext, data.tau.data());
   return data.tau;
 }
 
 const VectorX& bias_forces(const Model& model, Data& data, const VecRef& q, const VecRef& v) {
-  rnea_passes<Terms::NoAcceleration>(model, data, q, v, v, nullptr, data.C);
+  rnea_passes<Terms::NoAcceleration>(model, data, q.data(), v.data(), nullptr, nullptr, data.C.data());
   return data.C;
 }
 
 const VectorX& gravity_torques(const Model& model, Data& data, const VecRef& q) {
-  rnea_passes<Terms::GravityOnly>(model, data, q, q, q, nullptr, data.g);
+  rnea_passes<Terms::GravityOnly>(model, data, q.data(), nullptr, nullptr, nullptr, data.g.data());
   return data.g;
 }
 

@@ -13,7 +13,7 @@ namespace plume {
 
 /// Factorises data.H (from crba) into data.LD. @returns data.LD.
 /// @throws Error if a pivot is not positive (H not positive definite).
-const MatrixX& ltdl(const Model& model, Data& data);
+const RowMatrixX& ltdl(const Model& model, Data& data);
 
 /// x ← H⁻¹ x using data.LD (x has nv entries); ltdl_solve_columns does it for
 /// every column of a matrix with nv rows.
@@ -27,7 +27,7 @@ void ltdl_solve_Lt(const Model& model, const Data& data, Eigen::Ref<MatrixX> X);
 void ltdl_solve_L(const Model& model, const Data& data, Eigen::Ref<MatrixX> X);
 
 namespace unchecked {
-const MatrixX& ltdl(const Model& model, Data& data);
+const RowMatrixX& ltdl(const Model& model, Data& data);
 }  // namespace unchecked
 
 }  // namespace plume
