@@ -32,4 +32,20 @@ struct InfoArgs {
 };
 int run_info(const InfoArgs& args);
 
+struct DynamicsArgs {
+  std::string model;
+  std::string root = "fixed";
+  std::string q, v, tau, ddq;
+  bool json = false;
+};
+int run_dynamics(const DynamicsArgs& args);
+
+struct BenchArgs {
+  std::string model;
+  std::string root = "fixed";
+  long calls = 100000;
+  bool json = false;
+};
+int run_bench(const BenchArgs& args);
+
 }  // namespace plume::cli

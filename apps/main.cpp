@@ -19,6 +19,24 @@ int main(int argc, char** argv) {
       ->default_str("fixed");
   info_cmd->add_flag("--json", info.json, "Print one JSON object");
 
+  DynamicsArgs dyn;
+  CLI::App* dyn_cmd = app.add_subcommand("dynamics", "Print H(q), C(q, q̇) and, given τ, q̈ (ABA) or, given q̈, τ (RNEA)");
+  dyn_cmd->add_option("model", dyn.model, "URDF file")->required();
+  dyn_cmd->add_option("--root", dyn.root, "Root joint: fixed, free or planar")->check(CLI::IsMember(roots))->default_str("fixed");
+  dyn_cmd->add_option("--q", dyn.q, "Configuration, nq comma-separated numbers")->required();
+  dyn_cmd->add_option("--v", dyn.v, "Velocity, nv comma-separated numbers (default: zero)");
+  auto* tau_opt = dyn_cmd->add_option("--tau", dyn.tau, "Joint forces, nv numbers: also print q̈ = FD(q, q̇, τ)");
+  auto* ddq_opt = dyn_cmd->add_option("--ddq", dyn.ddq, "Joint accelerations, nv numbers: also print τ = ID(q, q̇, q̈)");
+  tau_opt->excludes(ddq_opt);
+  dyn_cmd->add_flag("--json", dyn.json, "Print one JSON object with keys H, C, ddq, tau");
+
+  BenchArgs bench;
+  CLI::App* bench_cmd = app.add_subcommand("bench", "Time each dynamics algorithm on this model (mean ns per call)");
+  bench_cmd->add_option("model", bench.model, "URDF file")->required();
+  bench_cmd->add_option("--root", bench.root, "Root joint: fixed, free or planar")->check(CLI::IsMember(roots))->default_str("fixed");
+  bench_cmd->add_option("--calls", bench.calls, "Calls per algorithm (default 100000)")->check(CLI::Range(1000L, 1000000000L));
+  bench_cmd->add_flag("--json", bench.json, "Print one JSON object with keys rnea, bias, crba, aba, ltdl, jacobian (ns)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -26,6 +44,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (app.got_subcommand(info_cmd)) return run_info(info);
+    if (app.got_subcommand(dyn_cmd)) return run_dynamics(dyn);
+    if (app.got_subcommand(bench_cmd)) return run_bench(bench);
   } catch (const plume::Error& e) {
     std::cerr << "plume: error: " << e.what() << "\n";
     return 1;

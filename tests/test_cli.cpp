@@ -1,0 +1,140 @@
+// The plume command line, end to end: JSON keys, values against the library,
+// exit status and one-line messages on bad input.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "plume/algorithms/aba.hpp"
+#include "plume/algorithms/crba.hpp"
+#include "plume/algorithms/rnea.hpp"
+#include "test_utils.hpp"
+
+using namespace plume;
+using nlohmann::json;
+
+namespace {
+
+struct CliRun {
+  int status;
+  std::string out;  // stdout and stderr
+};
+
+CliRun run(const std::string& args) {
+  const std::string cmd = std::string(PLUME_CLI) + " " + args + " 2>&1";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+  CliRun r{-1, ""};
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe.get())) > 0) r.out.append(buf.data(), n);
+  const int raw = pclose(pipe.release());
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return r;
+}
+
+std::string model(const char* f) { return test::model_path(f); }
+
+std::string csv(const VectorX& x) {
+  std::string s;
+  for (Eigen::Index i = 0; i < x.size(); ++i) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.17g", x(i));
+    s += (i ? "," : "") + std::string(b);
+  }
+  return s;
+}
+
+VectorX vec(const json& j) {
+  VectorX x(j.size());
+  for (std::size_t i = 0; i < j.size(); ++i) x(static_cast<Eigen::Index>(i)) = j[i].get<double>();
+  return x;
+}
+
+}  // namespace
+
+TEST(Cli, InfoJsonDescribesTheModel) {
+  const CliRun r = run("info " + model("quadruped.urdf") + " --root free --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["nq"], 19);
+  EXPECT_EQ(j["nv"], 18);
+  EXPECT_NEAR(j["total_mass"].get<double>(), test::load_model("quadruped.urdf", urdf::RootJoint::FreeFlyer).total_mass(), 1e-12);
+  for (const char* key : {"bodies", "frames", "warnings", "joints", "collisions"}) EXPECT_TRUE(j.contains(key)) << key;
+  ASSERT_EQ(j["joints"].size(), 13u);  // the root joint and 12 leg joints
+  int nq = 0, nv = 0;
+  for (const json& jt : j["joints"]) {
+    for (const char* key : {"name", "type", "q_index", "v_index", "nq", "nv"}) EXPECT_TRUE(jt.contains(key)) << key;
+    EXPECT_EQ(jt["q_index"], nq);
+    EXPECT_EQ(jt["v_index"], nv);
+    nq += jt["nq"].get<int>();
+    nv += jt["nv"].get<int>();
+  }
+  EXPECT_EQ(nq, 19);
+  EXPECT_EQ(nv, 18);
+  EXPECT_EQ(j["joints"][0]["type"], "free-flyer");
+  EXPECT_EQ(j["joints"][0]["nq"], 7);
+}
+
+TEST(Cli, InfoTextAndBadInput) {
+  const CliRun ok = run("info " + model("arm7.urdf"));
+  EXPECT_EQ(ok.status, 0);
+  EXPECT_NE(ok.out.find("nq = 7, nv = 7"), std::string::npos) << ok.out;
+  const CliRun missing = run("info /nonexistent/x.urdf");
+  EXPECT_NE(missing.status, 0);
+  EXPECT_NE(missing.out.find("/nonexistent/x.urdf"), std::string::npos) << missing.out;
+  EXPECT_EQ(std::count(missing.out.begin(), missing.out.end(), '\n'), 1) << missing.out;
+  const CliRun root = run("info " + model("arm7.urdf") + " --root sideways");
+  EXPECT_NE(root.status, 0);
+  EXPECT_NE(root.out.find("sideways"), std::string::npos) << root.out;
+}
+
+TEST(Cli, DynamicsMatchesTheLibrary) {
+  const Model m = test::load_model("quadruped.urdf", urdf::RootJoint::FreeFlyer);
+  Data d(m);
+  const VectorX q = random_configuration(m, 3);
+  const VectorX v = VectorX::LinSpaced(m.nv(), -1, 1);
+  const VectorX tau = VectorX::LinSpaced(m.nv(), 2, -2);
+  const CliRun r = run("dynamics " + model("quadruped.urdf") + " --root free --q " + csv(q) + " --v " + csv(v) + " --tau " +
+                    csv(tau) + " --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const json j = json::parse(r.out);
+  const MatrixX H = crba(m, d, q);
+  for (int i = 0; i < m.nv(); ++i) EXPECT_TRUE(vec(j["H"][i]).isApprox(H.row(i).transpose(), 1e-14));
+  EXPECT_TRUE(vec(j["C"]).isApprox(bias_forces(m, d, q, v), 1e-14));
+  EXPECT_TRUE(vec(j["ddq"]).isApprox(aba(m, d, q, v, tau), 1e-14));
+  EXPECT_FALSE(j.contains("tau"));
+  // --ddq gives τ from RNEA instead.
+  const CliRun r2 = run("dynamics " + model("quadruped.urdf") + " --root free --q " + csv(q) + " --v " + csv(v) + " --ddq " +
+                     csv(tau) + " --json");
+  ASSERT_EQ(r2.status, 0) << r2.out;
+  EXPECT_TRUE(vec(json::parse(r2.out)["tau"]).isApprox(rnea(m, d, q, v, tau), 1e-14));
+}
+
+TEST(Cli, DynamicsRejectsBadVectors) {
+  const CliRun len = run("dynamics " + model("quadruped.urdf") + " --root free --q 0,0,0 --json");
+  EXPECT_NE(len.status, 0);
+  EXPECT_NE(len.out.find("expected 19"), std::string::npos) << len.out;
+  const CliRun word = run("dynamics " + model("double_pendulum.urdf") + " --q 0.1,zero");
+  EXPECT_NE(word.status, 0);
+  EXPECT_NE(word.out.find("'zero'"), std::string::npos) << word.out;
+  const CliRun nan = run("dynamics " + model("double_pendulum.urdf") + " --q 0.1,nan");
+  EXPECT_NE(nan.status, 0);
+  EXPECT_NE(nan.out.find("--q[1]"), std::string::npos) << nan.out;
+  const CliRun v = run("dynamics " + model("double_pendulum.urdf") + " --q 0.1,0.2 --v 1");
+  EXPECT_NE(v.status, 0);
+  EXPECT_NE(v.out.find("--v has 1 entries, expected 2"), std::string::npos) << v.out;
+}
+
+TEST(Cli, BenchReportsEveryAlgorithm) {
+  const CliRun r = run("bench " + model("double_pendulum.urdf") + " --calls 1000 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const json j = json::parse(r.out);
+  for (const char* key : {"rnea", "bias", "crba", "aba", "ltdl", "jacobian"}) {
+    ASSERT_TRUE(j.contains(key)) << key;
+    EXPECT_GT(j[key].get<double>(), 0.0) << key;
+  }
+}
