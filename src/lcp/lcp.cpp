@@ -1,0 +1,467 @@
+#include "plume/lcp/lcp.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <limits>
+
+namespace plume {
+
+namespace {
+
+constexpr double kEps = std::numeric_limits<double>::epsilon();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr std::size_t kMessageCapacity = 384;
+
+int as_int(Eigen::Index i) { return static_cast<int>(i); }
+
+// ‖M‖∞, the maximum absolute row sum, without temporaries.
+double max_row_sum(const Eigen::Ref<const MatrixX>& M) {
+  double best = 0.0;
+  for (Eigen::Index i = 0; i < M.rows(); ++i) {
+    double s = 0.0;
+    for (Eigen::Index j = 0; j < M.cols(); ++j) s += std::abs(M(i, j));
+    best = std::max(best, s);
+  }
+  return best;
+}
+
+}  // namespace
+
+const char* to_string(LcpStatus status) {
+  switch (status) {
+    case LcpStatus::Solved:
+      return "Solved";
+    case LcpStatus::Infeasible:
+      return "Infeasible";
+    case LcpStatus::IterationLimit:
+      return "IterationLimit";
+    case LcpStatus::InvalidInput:
+      return "InvalidInput";
+    case LcpStatus::Failed:
+      return "Failed";
+  }
+  return "unknown";
+}
+
+double lcp_residual(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
+                    const Eigen::Ref<const VectorX>& lambda) {
+  double r = 0.0;
+  for (Eigen::Index i = 0; i < d.size(); ++i) {
+    const double wi = M.row(i).dot(lambda) + d(i);
+    const double li = lambda(i);
+    if (std::isnan(wi) || std::isnan(li)) return std::numeric_limits<double>::quiet_NaN();
+    r = std::max(r, std::abs(std::min(li, wi)));  // covers −λ_i and −w_i too (see header)
+  }
+  return r;
+}
+
+double box_lcp_residual(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
+                        const Eigen::Ref<const VectorX>& lo, const Eigen::Ref<const VectorX>& hi,
+                        const Eigen::Ref<const VectorX>& lambda) {
+  double r = 0.0;
+  for (Eigen::Index i = 0; i < d.size(); ++i) {
+    const double wi = M.row(i).dot(lambda) + d(i);
+    const double li = lambda(i);
+    if (std::isnan(wi) || std::isnan(li)) return std::numeric_limits<double>::quiet_NaN();
+    // |λ_i − mid(lo_i, hi_i, λ_i − w_i)|, written so that lo = 0, hi = +∞
+    // gives exactly |min(λ_i, w_i)| (λ − w < 0 ⇔ λ < w in IEEE arithmetic).
+    const double y = li - wi;
+    const double ri = y < lo(i) ? std::abs(li - lo(i)) : (y > hi(i) ? std::abs(li - hi(i)) : std::abs(wi));
+    r = std::max(r, ri);
+  }
+  return r;
+}
+
+double lcp_zero_tolerance(const Eigen::Ref<const MatrixX>& M) {
+  const double n = static_cast<double>(std::max<Eigen::Index>(M.rows(), 1));
+  return n * max_row_sum(M) * 10.0 * kEps;
+}
+
+double lcp_residual_scale(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
+                          const Eigen::Ref<const VectorX>& lambda) {
+  if (d.size() == 0) return 0.0;
+  const double l = lambda.lpNorm<Eigen::Infinity>();
+  return std::max({d.lpNorm<Eigen::Infinity>(), l, max_row_sum(M) * l});
+}
+
+double lcp_default_residual_tolerance(const Eigen::Ref<const MatrixX>& M,
+                                      const Eigen::Ref<const VectorX>& d,
+                                      const Eigen::Ref<const VectorX>& lambda) {
+  const double n = static_cast<double>(std::max<Eigen::Index>(M.rows(), 1));
+  return 100.0 * n * kEps * lcp_residual_scale(M, d, lambda);
+}
+
+double lcp_amplification(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
+                         const Eigen::Ref<const VectorX>& lambda) {
+  const double num = max_row_sum(M) * lambda.lpNorm<Eigen::Infinity>();
+  if (num == 0.0) return 0.0;
+  const double den = d.lpNorm<Eigen::Infinity>();
+  return den > 0.0 ? num / den : kInf;
+}
+
+double lcp_max_amplification() { return 1.0 / std::sqrt(kEps); }
+
+bool check_lcp_input(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
+                     std::string& message) {
+  if (M.rows() != M.cols()) {
+    detail::set_message(message, "M is %dx%d, must be square", as_int(M.rows()), as_int(M.cols()));
+    return false;
+  }
+  if (d.size() != M.rows()) {
+    detail::set_message(message, "d has %d entries, M is %dx%d", as_int(d.size()), as_int(M.rows()),
+                        as_int(M.cols()));
+    return false;
+  }
+  for (Eigen::Index i = 0; i < M.rows(); ++i) {
+    for (Eigen::Index j = 0; j < M.cols(); ++j) {
+      if (!std::isfinite(M(i, j))) {
+        detail::set_message(message, "M(%d,%d) is %g", as_int(i), as_int(j), M(i, j));
+        return false;
+      }
+    }
+  }
+  for (Eigen::Index i = 0; i < d.size(); ++i) {
+    if (!std::isfinite(d(i))) {
+      detail::set_message(message, "d[%d] is %g", as_int(i), d(i));
+      return false;
+    }
+  }
+  return true;
+}
+
+namespace {
+
+// The certificate check in the variables λ̂ = D⁻¹λ of a diagonal scaling D
+// (D = nullptr: no scaling). For feasible λ, uᵀ(Mλ + d) ≥ 0 and
+// uᵀMλ = Σ_j D_j(Mᵀu)_j·λ̂_j ≤ δ̂·‖λ̂‖₁ with δ̂ = max_j D_j(Mᵀu)_j, so
+// ‖λ̂‖₁ ≥ −uᵀd/δ̂; the natural size of λ̂ is ‖Dd‖∞/‖DMD‖∞.
+FarkasCheck farkas(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
+                   const Eigen::Ref<const VectorX>& u, const double* D, double norm_DMD, double norm_Dd,
+                   double max_amplification) {
+  FarkasCheck c;
+  const Eigen::Index n = d.size();
+  if (n == 0) return c;
+  const double u_max = u.lpNorm<Eigen::Infinity>();
+  c.max_MTu = -kInf;
+  for (Eigen::Index j = 0; j < n; ++j) c.max_MTu = std::max(c.max_MTu, (D ? D[j] : 1.0) * M.col(j).dot(u));
+  c.uTd = u.dot(d);
+  if (c.uTd >= 0.0 || std::isnan(c.uTd)) {
+    c.bound = 0.0;
+  } else {
+    c.bound = c.max_MTu <= 0.0 ? kInf : -c.uTd / c.max_MTu;
+  }
+  c.scale = norm_DMD > 0.0 ? norm_Dd / norm_DMD : kInf;
+  // u carries rounding errors of relative size ~t itself, so uᵀd must be
+  // negative beyond t·‖u‖∞·‖d‖₁, not merely beyond the rounding of the sum.
+  const double t = 1000.0 * static_cast<double>(n) * kEps;
+  c.valid = u_max > 0.0 && u.minCoeff() >= 0.0 && c.uTd < -t * u_max * d.lpNorm<1>() &&
+            c.bound >= static_cast<double>(n) * c.scale * max_amplification;
+  return c;
+}
+
+}  // namespace
+
+FarkasCheck check_farkas_certificate(const Eigen::Ref<const MatrixX>& M,
+                                     const Eigen::Ref<const VectorX>& d,
+                                     const Eigen::Ref<const VectorX>& u) {
+  return farkas(M, d, u, nullptr, max_row_sum(M), d.lpNorm<Eigen::Infinity>(), lcp_max_amplification());
+}
+
+namespace detail {
+
+double max_abs_row_sum(const Eigen::Ref<const MatrixX>& M) { return max_row_sum(M); }
+
+void ResultBank::reserve(int capacity) {
+  if (invalid_.message.capacity() < kMessageCapacity) invalid_.message.reserve(kMessageCapacity);
+  if (capacity <= this->capacity()) return;
+  const int old_size = static_cast<int>(by_size_.size());
+  by_size_.resize(static_cast<std::size_t>(capacity) + 1);
+  for (int n = old_size; n <= capacity; ++n) {
+    LcpResult& r = by_size_[static_cast<std::size_t>(n)];
+    r.lambda.setZero(n);
+    r.w.setZero(n);
+    r.basic.reserve(static_cast<std::size_t>(n));
+    r.message.reserve(kMessageCapacity);
+  }
+}
+
+LcpResult& ResultBank::for_size(int n) {
+  if (n > capacity()) reserve(n);
+  LcpResult& r = by_size_[static_cast<std::size_t>(n)];
+  reset_result(r, n);
+  return r;
+}
+
+LcpResult& ResultBank::invalid() {
+  if (invalid_.message.capacity() < kMessageCapacity) invalid_.message.reserve(kMessageCapacity);
+  return invalid_;
+}
+
+void reset_result(LcpResult& out, Eigen::Index n) {
+  out.lambda.resize(n);
+  out.w.resize(n);
+  out.status = LcpStatus::Failed;
+  out.pivots = 0;
+  out.residual = 0.0;
+  out.tolerance = 0.0;
+  out.basic.clear();
+  out.message.clear();
+}
+
+void set_message(std::string& message, const char* format, ...) {
+  char buffer[kMessageCapacity];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(buffer, sizeof buffer, format, args);
+  va_end(args);
+  message.assign(buffer);
+}
+
+bool settle_trivial(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
+                    const std::optional<double>& residual_tolerance, LcpResult& out) {
+  const Eigen::Index n = d.size();
+  if (n == 0) {
+    out.status = LcpStatus::Solved;
+    out.residual = 0.0;
+    out.tolerance = residual_tolerance ? *residual_tolerance : 0.0;
+    set_message(out.message, "empty problem (n = 0)");
+    return true;
+  }
+  Eigen::Index imin = 0;
+  const double dmin = d.minCoeff(&imin);
+  if (dmin >= 0.0) {
+    out.lambda.setZero();
+    out.w = d;
+    out.residual = lcp_residual(M, d, out.lambda);
+    out.tolerance = residual_tolerance ? *residual_tolerance
+                                       : lcp_default_residual_tolerance(M, d, out.lambda);
+    out.status = LcpStatus::Solved;
+    set_message(out.message, "d >= 0: lambda = 0 solves it without pivoting");
+    return true;
+  }
+  if (max_row_sum(M) == 0.0) {
+    fill_unsolved(M, d, out.lambda.setZero(), residual_tolerance, out);
+    out.status = LcpStatus::Infeasible;
+    set_message(out.message,
+                "M is zero and d[%d] = %g < 0: w_%d = d[%d] < 0 for every lambda "
+                "(certificate u = e_%d)",
+                as_int(imin), dmin, as_int(imin), as_int(imin), as_int(imin));
+    return true;
+  }
+  return false;
+}
+
+void fill_unsolved(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
+                   const Eigen::Ref<const VectorX>& lambda,
+                   const std::optional<double>& residual_tolerance, LcpResult& out) {
+  out.lambda = lambda.cwiseMax(0.0);
+  out.w.noalias() = M * out.lambda;
+  out.w += d;
+  out.residual = lcp_residual(M, d, out.lambda);
+  out.tolerance = residual_tolerance ? *residual_tolerance
+                                     : lcp_default_residual_tolerance(M, d, out.lambda);
+}
+
+void describe_certificate(std::string& message, const char* prefix, const FarkasCheck& c) {
+  if (c.bound == kInf) {
+    set_message(message, "%s: u >= 0 with max(M^T u) = %.3g <= 0 and u^T d = %.6g < 0, so no lambda >= 0 "
+                        "makes M lambda + d >= 0", prefix, c.max_MTu, c.uTd);
+  } else {
+    set_message(message, "%s: u >= 0 with u^T d = %.6g < 0 and M^T u <= 0 up to rounding (max %.3g), so every "
+                        "lambda >= 0 with M lambda + d >= 0 is at least %.3g times the natural size |d|/|M|: "
+                        "numerically infeasible", prefix, c.uTd, c.max_MTu, c.bound / c.scale);
+  }
+}
+
+void describe_rejection(std::string& message, const char* prefix, const LcpResult& out, double amplification,
+                        double max_amplification) {
+  if (!(out.residual <= out.tolerance)) {
+    set_message(message, "%s, but its lambda has residual %.3g > tolerance %.3g (ill-conditioned basis of %d)",
+                prefix, out.residual, out.tolerance, static_cast<int>(out.basic.size()));
+  } else {
+    set_message(message,
+                "%s, but its lambda is too large to verify: |M||lambda|/|d| = %.3g > max_amplification = %.3g "
+                "(numerically infeasible, or a jammed contact)",
+                prefix, amplification, max_amplification);
+  }
+}
+
+double pivot_basis_inverse(Eigen::Ref<MatrixX> Binv, Eigen::Ref<VectorX> x, Eigen::Ref<VectorX> column,
+                           Eigen::Index r, Eigen::Ref<VectorX> row, Eigen::Ref<VectorX> row_sums) {
+  // Gauss–Jordan elimination on the tableau [x | B⁻¹] with pivot column(r):
+  // row r is divided by the pivot, every other row i loses column(i) times
+  // the new row r. Written as one rank-one update by setting column(r) −= 1,
+  // applied column by column so that the row sums of |B⁻¹| come in the same
+  // pass (the matrix is read once).
+  const double p = column(r);
+  row.noalias() = Binv.row(r).transpose() / p;
+  const double xr = x(r) / p;
+  column(r) -= 1.0;
+  row_sums.setZero();
+  for (Eigen::Index j = 0; j < Binv.cols(); ++j) {
+    auto c = Binv.col(j);
+    c -= row(j) * column;
+    row_sums += c.cwiseAbs();
+  }
+  x -= xr * column;
+  return row_sums.size() > 0 ? row_sums.maxCoeff() : 0.0;
+}
+
+void Equilibration::reserve(int n) {
+  if (D_.size() < n) D_.resize(n);
+}
+
+void Equilibration::compute(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d) {
+  n_ = d.size();
+  reserve(static_cast<int>(n_));
+  for (Eigen::Index i = 0; i < n_; ++i) {
+    double m = M(i, i);
+    if (!(m > 0.0)) m = std::max(M.row(i).cwiseAbs().maxCoeff(), M.col(i).cwiseAbs().maxCoeff());
+    D_(i) = m > 0.0 ? 1.0 / std::sqrt(m) : 1.0;
+  }
+  sigma_M_ = 0.0;
+  for (Eigen::Index i = 0; i < n_; ++i) {
+    double s = 0.0;
+    for (Eigen::Index j = 0; j < n_; ++j) s += std::abs(M(i, j)) * D_(j);
+    sigma_M_ = std::max(sigma_M_, D_(i) * s);
+  }
+  sigma_d_ = 0.0;
+  for (Eigen::Index i = 0; i < n_; ++i) sigma_d_ = std::max(sigma_d_, std::abs(D_(i) * d(i)));
+  if (!(sigma_M_ > 0.0)) sigma_M_ = 1.0;
+  if (!(sigma_d_ > 0.0)) sigma_d_ = 1.0;
+}
+
+double Equilibration::amplification(const Eigen::Ref<const VectorX>& lambda) const {
+  double l = 0.0;
+  for (Eigen::Index i = 0; i < n_; ++i) l = std::max(l, std::abs(lambda(i)) / D_(i));
+  return l == 0.0 ? 0.0 : sigma_M_ * l / sigma_d_;
+}
+
+FarkasCheck check_farkas_certificate(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
+                                     const Eigen::Ref<const VectorX>& u, const Equilibration& e,
+                                     double max_amplification) {
+  return farkas(M, d, u, e.diagonal().data(), e.sigma_M(), e.sigma_d(), max_amplification);
+}
+
+void Equilibration::column(const Eigen::Ref<const MatrixX>& M, Eigen::Index j, Eigen::Ref<VectorX> out) const {
+  out = D_.head(n_).cwiseProduct(M.col(j)) * (D_(j) / sigma_M_);
+}
+
+void Equilibration::scaled_d(const Eigen::Ref<const VectorX>& d, Eigen::Ref<VectorX> out) const {
+  out = D_.head(n_).cwiseProduct(d) / sigma_d_;
+}
+
+void Equilibration::unscale(const Eigen::Ref<const VectorX>& lambda_hat, Eigen::Ref<VectorX> out) const {
+  out = D_.head(n_).cwiseProduct(lambda_hat) * (sigma_d_ / sigma_M_);
+}
+
+void BasisPolish::reserve(int n) {
+  if (lu_.rows() >= n) return;
+  lu_.resize(n, n);
+  rhs_.resize(n);
+  candidate_.resize(n);
+}
+
+bool BasisPolish::solve_block(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& D,
+                              const std::vector<int>& J) {
+  // Gaussian elimination with partial pivoting on the top-left k×k corner of
+  // the preallocated buffer; the right-hand side is rhs_.head(k).
+  const int k = static_cast<int>(J.size());
+  auto A = lu_.topLeftCorner(k, k);
+  auto b = rhs_.head(k);
+  for (int r = 0; r < k; ++r) {
+    const int i = J[static_cast<std::size_t>(r)];
+    for (int c = 0; c < k; ++c) {
+      const int j = J[static_cast<std::size_t>(c)];
+      A(r, c) = D(i) * M(i, j) * D(j);
+    }
+  }
+  for (int c = 0; c < k; ++c) {
+    int p = c;
+    for (int r = c + 1; r < k; ++r)
+      if (std::abs(A(r, c)) > std::abs(A(p, c))) p = r;
+    if (A(p, c) == 0.0) return false;
+    if (p != c) {
+      A.row(p).swap(A.row(c));
+      std::swap(b(p), b(c));
+    }
+    for (int r = c + 1; r < k; ++r) {
+      const double f = A(r, c) / A(c, c);
+      if (f == 0.0) continue;
+      A.row(r).tail(k - c - 1) -= f * A.row(c).tail(k - c - 1);
+      b(r) -= f * b(c);
+    }
+  }
+  for (int r = k - 1; r >= 0; --r) {
+    double s = b(r);
+    for (int c = r + 1; c < k; ++c) s -= A(r, c) * b(c);
+    b(r) = s / A(r, r);
+    if (!std::isfinite(b(r))) return false;
+  }
+  return true;
+}
+
+bool BasisPolish::null_direction(const Eigen::Ref<const MatrixX>& M, const Equilibration& equilibration,
+                                 const std::vector<int>& J, int d_index, Eigen::Ref<VectorX> u) {
+  const Eigen::Ref<const VectorX> D = equilibration.diagonal();
+  reserve(static_cast<int>(D.size()));
+  const int k = static_cast<int>(J.size());
+  for (int r = 0; r < k; ++r) {
+    const int i = J[static_cast<std::size_t>(r)];
+    rhs_(r) = -D(i) * M(i, d_index) * D(d_index);
+  }
+  if (k > 0 && !solve_block(M, D, J)) return false;
+  u.setZero();
+  u(d_index) = D(d_index);
+  for (int r = 0; r < k; ++r) {
+    const int i = J[static_cast<std::size_t>(r)];
+    u(i) = std::max(D(i) * rhs_(r), 0.0);
+  }
+  return true;
+}
+
+bool BasisPolish::finish(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
+                         const Equilibration& equilibration, const Eigen::Ref<const VectorX>& lambda_tableau,
+                         const std::vector<int>& J, const std::optional<double>& residual_tolerance,
+                         double max_amplification, LcpResult& out) {
+  const Eigen::Ref<const VectorX> D = equilibration.diagonal();
+  const Eigen::Index n = d.size();
+  reserve(static_cast<int>(n));
+  out.lambda = lambda_tableau.cwiseMax(0.0);
+  double best = lcp_residual(M, d, out.lambda);
+
+  // λ_J = D_J x from (D M D)_JJ x = −(D d)_J.
+  const int k = static_cast<int>(J.size());
+  for (int r = 0; r < k; ++r) {
+    const int i = J[static_cast<std::size_t>(r)];
+    rhs_(r) = -D(i) * d(i);
+  }
+  const bool ok = k > 0 && solve_block(M, D, J);
+  auto b = rhs_.head(k);
+  if (ok) {
+    auto cand = candidate_.head(n);
+    cand.setZero();
+    for (int r = 0; r < k; ++r) {
+      const int i = J[static_cast<std::size_t>(r)];
+      cand(i) = std::max(D(i) * b(r), 0.0);
+    }
+    const double res = lcp_residual(M, d, cand);
+    if (res <= best || std::isnan(best)) {
+      best = res;
+      out.lambda = cand;
+    }
+  }
+
+  out.w.noalias() = M * out.lambda;
+  out.w += d;
+  out.residual = best;
+  out.tolerance = residual_tolerance ? *residual_tolerance
+                                     : lcp_default_residual_tolerance(M, d, out.lambda);
+  amplification_ = equilibration.amplification(out.lambda);
+  return out.residual <= out.tolerance && amplification_ <= max_amplification;
+}
+
+}  // namespace detail
+}  // namespace plume
