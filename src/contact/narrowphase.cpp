@@ -1,0 +1,560 @@
+// Narrow phase: feature pairs of two placed shapes (see detection.hpp for the
+// table of what each pair produces).
+//
+// Conventions inside this file: shapes are given by their frame axes R and
+// origin p in world coordinates. Box features: vertex k has the sign of
+// coordinate i positive when bit i of k is set; face f is the face of axis
+// f/2 on the positive side when f is odd; edge 4j + bits runs along axis j,
+// bit 0 / bit 1 giving the sides of axes (j+1)%3 / (j+2)%3. Cylinder and
+// capsule axes are the frame's z; their half length is l = length/2.
+#include "narrowphase.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <limits>
+
+namespace plume::detail {
+
+// ---- the emitter --------------------------------------------------------------
+
+void ContactEmitter::emit(int feature, bool first_on_A, const WorldFeatures& f) {
+  FeatureContact r;
+  evaluate_features(f, r);
+  if (!(r.phi < margin_)) return;
+  // Kernel shape A is the pair's b when the kernel runs swapped.
+  const bool first_on_b = first_on_A ? pair_.swapped : !pair_.swapped;
+  Contact c;
+  c.kind = ContactKind::Shapes;
+  c.id = shape_contact_id(pair_index_, feature);
+  c.pair = pair_index_;
+  c.feature = feature;
+  c.body_a = pair_.body_a;
+  c.body_b = pair_.body_b;
+  c.shape_a = pair_.shape_a;
+  c.shape_b = pair_.shape_b;
+  store_result(r, first_on_b, c);
+  ContactLocal& l = c.local;
+  l.type = f.type;
+  l.first_on_b = first_on_b;
+  l.sign = f.sign;
+  l.r1 = f.r1;
+  l.r2 = f.r2;
+  const Transform& X1 = data_.X0[first_on_b ? pair_.body_b : pair_.body_a];
+  const Transform& X2 = data_.X0[first_on_b ? pair_.body_a : pair_.body_b];
+  l.x1 = X1.transform_point(f.x1);
+  l.d1 = X1.E() * f.d1;
+  l.x2 = X2.transform_point(f.x2);
+  l.d2 = X2.E() * f.d2;
+  out_.push_back(c);
+}
+
+namespace {
+
+// ---- shape helpers ----------------------------------------------------------------
+
+constexpr double kRelTol = 1e-7;   // boundary tolerance of face regions, relative to the box size
+constexpr double kConeTol = 1e-3;  // edge Voronoi cones: accepted normals up to ~0.06° outside
+constexpr double kSatTol = 1e-9;   // edge contacts: slack of the separating-axis test [m, relative]
+
+int sgn_bit(int k, int bit) { return (k >> bit) & 1 ? 1 : -1; }
+
+WorldFeatures features(FeaturePair type, const Vec3& x1, const Vec3& d1, double r1, const Vec3& x2, const Vec3& d2,
+                       double r2, double sign = 1.0) {
+  WorldFeatures f;
+  f.type = type;
+  f.x1 = x1;
+  f.d1 = d1;
+  f.r1 = r1;
+  f.x2 = x2;
+  f.d2 = d2;
+  f.r2 = r2;
+  f.sign = sign;
+  return f;
+}
+
+struct BoxShape {
+  Mat3 R;
+  Vec3 p, h;  // axes, centre, half extents
+  double tol;
+  explicit BoxShape(const PlacedShape& s)
+      : R(s.R), p(s.p), h(std::get<Box>(*s.geometry).half_extents()), tol(kRelTol * (1e-3 + h.maxCoeff())) {}
+  Vec3 vertex(int k) const {
+    return p + R * Vec3(sgn_bit(k, 0) * h.x(), sgn_bit(k, 1) * h.y(), sgn_bit(k, 2) * h.z());
+  }
+  Vec3 face_normal(int f) const { return (f & 1 ? 1.0 : -1.0) * R.col(f / 2); }
+  Vec3 face_point(int f) const { return p + (f & 1 ? 1.0 : -1.0) * h[f / 2] * R.col(f / 2); }
+  // Edge e: along axis j = e/4; its centre, and the outward normals of its two faces.
+  int edge_axis(int e) const { return e / 4; }
+  Vec3 edge_centre(int e) const {
+    const int j = e / 4, i1 = (j + 1) % 3, i2 = (j + 2) % 3;
+    return p + sgn_bit(e, 0) * h[i1] * R.col(i1) + sgn_bit(e, 1) * h[i2] * R.col(i2);
+  }
+  Vec3 edge_face_normal(int e, int which) const {
+    const int j = e / 4, i = which == 0 ? (j + 1) % 3 : (j + 2) % 3;
+    return sgn_bit(e, which) * R.col(i);
+  }
+  // Half the width of the box seen along unit direction L.
+  double support_radius(const Vec3& L) const {
+    return h.x() * std::abs(L.dot(R.col(0))) + h.y() * std::abs(L.dot(R.col(1))) + h.z() * std::abs(L.dot(R.col(2)));
+  }
+};
+
+// The box feature closest to a point (All), or only the face whose region
+// holds it (FacesInclusive: points up to tol outside the face's prism count;
+// FacesStrict: points must be tol inside it). A point inside the box gets
+// the least-penetrated face.
+enum class BoxMode { All, FacesInclusive, FacesStrict };
+
+struct BoxFeature {
+  FeaturePair type;  // FacePoint, LinePoint (edge) or PointPoint (vertex)
+  int code;          // faces 0–5, edges 6–17, vertices 18–25
+  int face;          // the face index for FacePoint
+  Vec3 x, d;         // feature 1: face point and normal, edge centre and direction, vertex
+};
+
+// `away` (optional, world): the outward direction of the feature touching the
+// box (a vertex's direction from its own box centre); among faces tied within
+// tol it picks the one that direction points into, so a vertex resting
+// exactly on an edge or corner of the box gets the face it rests on.
+bool closest_box_feature(const BoxShape& b, const Vec3& c, BoxMode mode, BoxFeature& out,
+                         const Vec3* away = nullptr) {
+  const Vec3 cl = b.R.transpose() * (c - b.p);
+  const Vec3 excess = cl.cwiseAbs() - b.h;
+  if (mode == BoxMode::All) {
+    int nout = 0;
+    for (int i = 0; i < 3; ++i) nout += excess[i] > 0.0;
+    if (nout == 2) {
+      const int j = excess[0] <= 0.0 ? 0 : excess[1] <= 0.0 ? 1 : 2;  // the edge's axis
+      const int i1 = (j + 1) % 3, i2 = (j + 2) % 3;
+      const int e = 4 * j + (cl[i1] > 0.0 ? 1 : 0) + (cl[i2] > 0.0 ? 2 : 0);
+      out = BoxFeature{FeaturePair::LinePoint, 6 + e, -1, b.edge_centre(e), b.R.col(j)};
+      return true;
+    }
+    if (nout == 3) {
+      const int k = (cl.x() > 0.0 ? 1 : 0) + (cl.y() > 0.0 ? 2 : 0) + (cl.z() > 0.0 ? 4 : 0);
+      out = BoxFeature{FeaturePair::PointPoint, 18 + k, -1, b.vertex(k), Vec3::Zero()};
+      return true;
+    }
+  }
+  // A face: the axis of largest excess (outside: the one region; inside: the
+  // least depth h_i − |c_i|).
+  int i = 0;
+  for (int k = 1; k < 3; ++k) {
+    if (excess[k] > excess[i]) i = k;
+  }
+  if (away) {
+    const Vec3 a = b.R.transpose() * *away;  // box coordinates
+    double best = -std::numeric_limits<double>::infinity();
+    const double top = excess[i];
+    for (int k = 0; k < 3; ++k) {
+      if (excess[k] < top - b.tol) continue;
+      const double into = -(cl[k] >= 0.0 ? 1.0 : -1.0) * a[k];  // −n·away for the face on c's side
+      if (into > best) {
+        best = into;
+        i = k;
+      }
+    }
+  }
+  if (mode != BoxMode::All) {
+    for (int k = 0; k < 3; ++k) {
+      if (k == i) continue;
+      if (mode == BoxMode::FacesInclusive && excess[k] > b.tol) return false;
+      if (mode == BoxMode::FacesStrict && excess[k] >= -b.tol) return false;
+    }
+  }
+  const int f = 2 * i + (cl[i] >= 0.0 ? 1 : 0);
+  out = BoxFeature{FeaturePair::FacePoint, f, f, b.face_point(f), b.face_normal(f)};
+  return true;
+}
+
+// The contact of a box feature (feature 1) with a point or sphere (feature 2).
+WorldFeatures box_point_features(const BoxFeature& bf, const Vec3& c, double r) {
+  return features(bf.type, bf.x, bf.d, 0.0, c, Vec3::Zero(), r);
+}
+
+struct RoundShape {  // capsule or cylinder: axis e = R z, half length l, radius r
+  Vec3 p, e;
+  double l, r;
+  Vec3 end(int s) const { return p + (s > 0 ? l : -l) * e; }
+};
+
+RoundShape capsule_of(const PlacedShape& s) {
+  const Capsule& c = std::get<Capsule>(*s.geometry);
+  return RoundShape{s.p, s.R.col(2), 0.5 * c.length, c.radius};
+}
+
+RoundShape cylinder_of(const PlacedShape& s) {
+  const Cylinder& c = std::get<Cylinder>(*s.geometry);
+  return RoundShape{s.p, s.R.col(2), 0.5 * c.length, c.radius};
+}
+
+// The cylinder feature closest to a point: side (code 0), cap −/+ (1, 2),
+// rim −/+ (3, 4); a point inside gets the least-penetrated side or cap.
+WorldFeatures point_cylinder_features(const RoundShape& cyl, const Vec3& c, double r, int& code) {
+  const Vec3 w = c - cyl.p;
+  const double z = w.dot(cyl.e);
+  const double rho = (w - z * cyl.e).norm();
+  const int s = z >= 0.0 ? 1 : -1;
+  const bool beyond_side = rho > cyl.r, beyond_cap = std::abs(z) > cyl.l;
+  bool side = beyond_side && !beyond_cap;
+  bool cap = beyond_cap && !beyond_side;
+  if (!beyond_side && !beyond_cap) {  // inside
+    side = cyl.r - rho < cyl.l - std::abs(z);
+    cap = !side;
+  }
+  if (side) {
+    code = 0;
+    return features(FeaturePair::LinePoint, cyl.p, cyl.e, cyl.r, c, Vec3::Zero(), r);
+  }
+  if (cap) {
+    code = s > 0 ? 2 : 1;
+    return features(FeaturePair::FacePoint, cyl.end(s), s * cyl.e, 0.0, c, Vec3::Zero(), r);
+  }
+  code = s > 0 ? 4 : 3;
+  return features(FeaturePair::RimPoint, cyl.end(s), cyl.e, cyl.r, c, Vec3::Zero(), r);
+}
+
+// Closest points of the lines x1 + τ1 d1 and x2 + τ2 d2 (unit, not parallel).
+void line_parameters(const Vec3& x1, const Vec3& d1, const Vec3& x2, const Vec3& d2, double& tau1, double& tau2) {
+  const Vec3 w = x2 - x1;
+  const double b = d1.dot(d2);
+  const double den = 1.0 - b * b;
+  const double c1 = w.dot(d1), c2 = w.dot(d2);
+  tau1 = (c1 - b * c2) / den;
+  tau2 = (b * c1 - c2) / den;
+}
+
+// Rim points of a cylinder end, fixed in its frame (0°, 90°, 180°, 270°).
+Vec3 rim_point(const PlacedShape& s, const RoundShape& cyl, int end, int k) {
+  static const double cs[4][2] = {{1, 0}, {0, 1}, {-1, 0}, {0, -1}};
+  return cyl.end(end) + cyl.r * (cs[k][0] * s.R.col(0) + cs[k][1] * s.R.col(1));
+}
+
+bool is_flat(const Vec3& n, const Vec3& e, const DetectionOptions& o) {
+  return n.cross(e).norm() < std::sin(o.cylinder_flat_angle);
+}
+
+// An edge of box b against a line (another box's edge, a capsule or cylinder
+// axis): the outward normal n = ±(d_edge × d_line) if it lies in the edge's
+// Voronoi cone and both closest points are inside their segments. `sign`
+// orients d_edge × d_line outward.
+bool edge_line(const BoxShape& b, int e, const Vec3& x, const Vec3& d, double half_length, double parallel_tol,
+               double& sign, Vec3& n) {
+  const Vec3 de = b.R.col(b.edge_axis(e));
+  const Vec3 m = de.cross(d);
+  const double mn = m.norm();
+  if (mn < parallel_tol) return false;
+  double tau_e, tau_l;
+  const Vec3 ce = b.edge_centre(e);
+  line_parameters(ce, de, x, d, tau_e, tau_l);
+  if (std::abs(tau_e) >= b.h[b.edge_axis(e)] - b.tol || std::abs(tau_l) >= half_length - b.tol) return false;
+  const Vec3 f1 = b.edge_face_normal(e, 0), f2 = b.edge_face_normal(e, 1);
+  n = m / mn;
+  sign = n.dot(f1 + f2) >= 0.0 ? 1.0 : -1.0;
+  n *= sign;
+  return n.dot(f1) >= -kConeTol && n.dot(f2) >= -kConeTol;
+}
+
+// ---- kernels ------------------------------------------------------------------------
+
+void plane_sphere(const PlacedShape& A, const PlacedShape& B, const DetectionOptions&, ContactEmitter& out) {
+  const double r = std::get<Sphere>(*B.geometry).radius;
+  out.emit(0, true, features(FeaturePair::FacePoint, A.p, A.R.col(2), 0.0, B.p, Vec3::Zero(), r));
+}
+
+void plane_box(const PlacedShape& A, const PlacedShape& B, const DetectionOptions&, ContactEmitter& out) {
+  const BoxShape b(B);
+  for (int k = 0; k < 8; ++k) {
+    out.emit(k, true, features(FeaturePair::FacePoint, A.p, A.R.col(2), 0.0, b.vertex(k), Vec3::Zero(), 0.0));
+  }
+}
+
+void plane_capsule(const PlacedShape& A, const PlacedShape& B, const DetectionOptions&, ContactEmitter& out) {
+  const RoundShape c = capsule_of(B);
+  for (int s = 0; s < 2; ++s) {
+    out.emit(s, true, features(FeaturePair::FacePoint, A.p, A.R.col(2), 0.0, c.end(s ? 1 : -1), Vec3::Zero(), c.r));
+  }
+}
+
+void plane_cylinder(const PlacedShape& A, const PlacedShape& B, const DetectionOptions& o, ContactEmitter& out) {
+  const RoundShape c = cylinder_of(B);
+  const Vec3 n = A.R.col(2);
+  const bool flat = is_flat(n, c.e, o);
+  for (int s = 0; s < 2; ++s) {
+    const int end = s ? 1 : -1;
+    if (flat) {
+      for (int k = 0; k < 4; ++k) {
+        out.emit(5 * s + k, true,
+                 features(FeaturePair::FacePoint, A.p, n, 0.0, rim_point(B, c, end, k), Vec3::Zero(), 0.0));
+      }
+    } else {
+      out.emit(5 * s + 4, true, features(FeaturePair::FaceRim, A.p, n, 0.0, c.end(end), c.e, c.r));
+    }
+  }
+}
+
+void sphere_sphere(const PlacedShape& A, const PlacedShape& B, const DetectionOptions&, ContactEmitter& out) {
+  out.emit(0, true,
+           features(FeaturePair::PointPoint, A.p, Vec3::Zero(), std::get<Sphere>(*A.geometry).radius, B.p,
+                    Vec3::Zero(), std::get<Sphere>(*B.geometry).radius));
+}
+
+void box_sphere(const PlacedShape& A, const PlacedShape& B, const DetectionOptions&, ContactEmitter& out) {
+  BoxFeature bf;
+  closest_box_feature(BoxShape(A), B.p, BoxMode::All, bf);
+  out.emit(bf.code, true, box_point_features(bf, B.p, std::get<Sphere>(*B.geometry).radius));
+}
+
+// A point with radius r against a capsule's segment (feature 1 on the capsule).
+WorldFeatures point_segment_features(const RoundShape& cap, const Vec3& c, double r, int& code) {
+  const double tau = (c - cap.p).dot(cap.e);
+  if (std::abs(tau) <= cap.l) {
+    code = 0;
+    return features(FeaturePair::LinePoint, cap.p, cap.e, cap.r, c, Vec3::Zero(), r);
+  }
+  code = tau > 0.0 ? 2 : 1;
+  return features(FeaturePair::PointPoint, cap.end(tau > 0.0 ? 1 : -1), Vec3::Zero(), cap.r, c, Vec3::Zero(), r);
+}
+
+void capsule_sphere(const PlacedShape& A, const PlacedShape& B, const DetectionOptions&, ContactEmitter& out) {
+  int code = 0;
+  const WorldFeatures f = point_segment_features(capsule_of(A), B.p, std::get<Sphere>(*B.geometry).radius, code);
+  out.emit(code, true, f);
+}
+
+void cylinder_sphere(const PlacedShape& A, const PlacedShape& B, const DetectionOptions&, ContactEmitter& out) {
+  int code = 0;
+  const WorldFeatures f = point_cylinder_features(cylinder_of(A), B.p, std::get<Sphere>(*B.geometry).radius, code);
+  out.emit(code, true, f);
+}
+
+// Segment ends are class 1 (−) and 2 (+), interiors class 0; the feature code
+// of a capsule–capsule contact is 3·class_A + class_B.
+void capsule_capsule(const PlacedShape& A, const PlacedShape& B, const DetectionOptions& o, ContactEmitter& out) {
+  const RoundShape a = capsule_of(A), b = capsule_of(B);
+  const Vec3 m = a.e.cross(b.e);
+  auto cls = [](double tau, double l) { return std::abs(tau) < l ? 0 : (tau > 0.0 ? 2 : 1); };
+  auto end_of = [](const RoundShape& s, int c) { return s.end(c == 2 ? 1 : -1); };
+  if (m.norm() >= o.parallel_tolerance) {
+    double ta, tb;
+    line_parameters(a.p, a.e, b.p, b.e, ta, tb);
+    if (std::abs(ta) <= a.l && std::abs(tb) <= b.l) {
+      const double sign = m.dot(b.p - a.p) >= 0.0 ? 1.0 : -1.0;
+      out.emit(0, true, features(FeaturePair::LineLine, a.p, a.e, a.r, b.p, b.e, b.r, sign));
+      return;
+    }
+    // Closest points of the segments: clamp τa, project onto b and clamp,
+    // project back onto a and clamp (Ericson, Real-Time Collision Detection §5.1.9).
+    ta = std::clamp(ta, -a.l, a.l);
+    tb = std::clamp((a.p + ta * a.e - b.p).dot(b.e), -b.l, b.l);
+    ta = std::clamp((b.p + tb * b.e - a.p).dot(a.e), -a.l, a.l);
+    const int ca = cls(ta, a.l), cb = cls(tb, b.l);
+    if (ca == 0 && cb == 0) {
+      const double sign = m.dot(b.p - a.p) >= 0.0 ? 1.0 : -1.0;
+      out.emit(0, true, features(FeaturePair::LineLine, a.p, a.e, a.r, b.p, b.e, b.r, sign));
+    } else if (cb == 0) {
+      out.emit(3 * ca, false, features(FeaturePair::LinePoint, b.p, b.e, b.r, end_of(a, ca), Vec3::Zero(), a.r));
+    } else if (ca == 0) {
+      out.emit(cb, true, features(FeaturePair::LinePoint, a.p, a.e, a.r, end_of(b, cb), Vec3::Zero(), b.r));
+    } else {
+      out.emit(3 * ca + cb, true,
+               features(FeaturePair::PointPoint, end_of(a, ca), Vec3::Zero(), a.r, end_of(b, cb), Vec3::Zero(), b.r));
+    }
+    return;
+  }
+  // Nearly parallel: each end of a against segment b, and each end of b
+  // strictly inside a's span against segment a (the ends of the overlap).
+  const double tol = kRelTol * (1e-3 + std::max(a.l, b.l));
+  for (int ca = 1; ca <= 2; ++ca) {
+    const Vec3 x = end_of(a, ca);
+    const double tb = (x - b.p).dot(b.e);
+    if (std::abs(tb) <= b.l) {
+      out.emit(3 * ca, false, features(FeaturePair::LinePoint, b.p, b.e, b.r, x, Vec3::Zero(), a.r));
+    } else {
+      const int cb = tb > 0.0 ? 2 : 1;
+      out.emit(3 * ca + cb, true,
+               features(FeaturePair::PointPoint, x, Vec3::Zero(), a.r, end_of(b, cb), Vec3::Zero(), b.r));
+    }
+  }
+  for (int cb = 1; cb <= 2; ++cb) {
+    const Vec3 x = end_of(b, cb);
+    if (std::abs((x - a.p).dot(a.e)) < a.l - tol) {
+      out.emit(cb, true, features(FeaturePair::LinePoint, a.p, a.e, a.r, x, Vec3::Zero(), b.r));
+    }
+  }
+}
+
+// The largest separation of a box and another convex shape along the box's
+// face axes; `radius(L)` is the other shape's half width along L, `centre`
+// its centre. An edge contact deeper than this is on the far side of the box.
+template <class Radius>
+double face_axes_separation(const BoxShape& b, const Vec3& centre, Radius radius) {
+  double sep = -std::numeric_limits<double>::infinity();
+  for (int i = 0; i < 3; ++i) {
+    const Vec3 L = b.R.col(i);
+    sep = std::max(sep, std::abs(L.dot(centre - b.p)) - b.h[i] - radius(L));
+  }
+  return sep;
+}
+
+void box_capsule(const PlacedShape& A, const PlacedShape& B, const DetectionOptions& o, ContactEmitter& out) {
+  const BoxShape b(A);
+  const RoundShape c = capsule_of(B);
+  for (int s = 0; s < 2; ++s) {  // the end spheres (codes 0–25 and 32–57)
+    const Vec3 x = c.end(s ? 1 : -1);
+    BoxFeature bf;
+    closest_box_feature(b, x, BoxMode::All, bf);
+    out.emit(32 * s + bf.code, true, box_point_features(bf, x, c.r));
+  }
+  const double sep = face_axes_separation(b, c.p, [&](const Vec3& L) { return c.l * std::abs(L.dot(c.e)) + c.r; });
+  for (int e = 0; e < 12; ++e) {  // the axis over the box edges (codes 64–75)
+    double sign;
+    Vec3 n;
+    if (!edge_line(b, e, c.p, c.e, c.l, o.parallel_tolerance, sign, n)) continue;
+    const Vec3 ce = b.edge_centre(e);
+    if (n.dot(c.p - ce) - c.r < sep - kSatTol * (1.0 + b.h.maxCoeff())) continue;
+    out.emit(64 + e, true, features(FeaturePair::LineLine, ce, b.R.col(b.edge_axis(e)), 0.0, c.p, c.e, c.r, sign));
+  }
+}
+
+// Codes: vertex k of b on face f of a: 6k + f; vertex k of a on face f of b:
+// 48 + 6k + f; edge i of a with edge j of b: 96 + 12i + j.
+void box_box(const PlacedShape& A, const PlacedShape& B, const DetectionOptions& o, ContactEmitter& out) {
+  const BoxShape a(A), b(B);
+  for (int k = 0; k < 8; ++k) {
+    BoxFeature bf;
+    const Vec3 v = b.vertex(k);
+    const Vec3 away = v - b.p;
+    if (closest_box_feature(a, v, BoxMode::FacesInclusive, bf, &away)) {
+      out.emit(6 * k + bf.face, true, box_point_features(bf, v, 0.0));
+    }
+  }
+  for (int k = 0; k < 8; ++k) {
+    BoxFeature bf;
+    const Vec3 v = a.vertex(k);
+    const Vec3 away = v - a.p;
+    if (closest_box_feature(b, v, BoxMode::FacesStrict, bf, &away)) {
+      out.emit(48 + 6 * k + bf.face, false, box_point_features(bf, v, 0.0));
+    }
+  }
+  const double sep = std::max(face_axes_separation(a, b.p, [&](const Vec3& L) { return b.support_radius(L); }),
+                              face_axes_separation(b, a.p, [&](const Vec3& L) { return a.support_radius(L); }));
+  const double sat_tol = kSatTol * (1.0 + std::max(a.h.maxCoeff(), b.h.maxCoeff()));
+  for (int i = 0; i < 12; ++i) {
+    const Vec3 ca = a.edge_centre(i);
+    const Vec3 da = a.R.col(a.edge_axis(i));
+    for (int j = 0; j < 12; ++j) {
+      const Vec3 cb = b.edge_centre(j);
+      const Vec3 db = b.R.col(b.edge_axis(j));
+      double sign;
+      Vec3 n;
+      if (!edge_line(a, i, cb, db, b.h[b.edge_axis(j)], o.parallel_tolerance, sign, n)) continue;
+      // −n must be in b's edge cone: the edge faces a.
+      if (-n.dot(b.edge_face_normal(j, 0)) < -kConeTol || -n.dot(b.edge_face_normal(j, 1)) < -kConeTol) continue;
+      if (n.dot(cb - ca) < sep - sat_tol) continue;
+      out.emit(96 + 12 * i + j, true, features(FeaturePair::LineLine, ca, da, 0.0, cb, db, 0.0, sign));
+    }
+  }
+}
+
+// Codes: vertex k of the box against the cylinder: 5k + region (0–39); rim s
+// (0: −, 1: +) on face f: 40 + 5(6s + f) + point (0–3 flat, 4 lowest);
+// box edge e against the side: 100 + e.
+void box_cylinder(const PlacedShape& A, const PlacedShape& B, const DetectionOptions& o, ContactEmitter& out) {
+  const BoxShape b(A);
+  const RoundShape c = cylinder_of(B);
+  for (int k = 0; k < 8; ++k) {
+    int code = 0;
+    const WorldFeatures f = point_cylinder_features(c, b.vertex(k), 0.0, code);
+    out.emit(5 * k + code, false, f);
+  }
+  for (int s = 0; s < 2; ++s) {
+    const int end = s ? 1 : -1;
+    for (int face = 0; face < 6; ++face) {
+      const Vec3 n = b.face_normal(face);
+      const int base = 40 + 5 * (6 * s + face);
+      BoxFeature bf;
+      if (is_flat(n, c.e, o)) {
+        for (int k = 0; k < 4; ++k) {
+          const Vec3 x = rim_point(B, c, end, k);
+          if (closest_box_feature(b, x, BoxMode::FacesInclusive, bf) && bf.face == face) {
+            out.emit(base + k, true, box_point_features(bf, x, 0.0));
+          }
+        }
+      } else {
+        const Vec3 g = n - n.dot(c.e) * c.e;
+        const Vec3 lowest = c.end(end) - c.r * g.normalized();
+        if (closest_box_feature(b, lowest, BoxMode::FacesInclusive, bf) && bf.face == face) {
+          out.emit(base + 4, true, features(FeaturePair::FaceRim, bf.x, bf.d, 0.0, c.end(end), c.e, c.r));
+        }
+      }
+    }
+  }
+  const double sep = face_axes_separation(b, c.p, [&](const Vec3& L) {
+    const double le = L.dot(c.e);
+    return c.l * std::abs(le) + c.r * std::sqrt(std::max(0.0, 1.0 - le * le));
+  });
+  for (int e = 0; e < 12; ++e) {
+    double sign;
+    Vec3 n;
+    if (!edge_line(b, e, c.p, c.e, c.l, o.parallel_tolerance, sign, n)) continue;
+    const Vec3 ce = b.edge_centre(e);
+    if (n.dot(c.p - ce) - c.r < sep - kSatTol * (1.0 + b.h.maxCoeff())) continue;
+    out.emit(100 + e, true, features(FeaturePair::LineLine, ce, b.R.col(b.edge_axis(e)), 0.0, c.p, c.e, c.r, sign));
+  }
+}
+
+// ---- dispatch ---------------------------------------------------------------------
+
+using KernelFn = void (*)(const PlacedShape&, const PlacedShape&, const DetectionOptions&, ContactEmitter&);
+
+struct KernelEntry {
+  std::size_t type_a, type_b;  // Geometry variant indices
+  KernelFn fn;
+  int max_contacts;
+};
+
+constexpr std::size_t kSphere = 0, kBox = 1, kCylinder = 2, kCapsule = 3, kPlane = 4;
+
+const KernelEntry kKernels[] = {
+    {kPlane, kSphere, plane_sphere, 1},
+    {kPlane, kBox, plane_box, 8},
+    {kPlane, kCapsule, plane_capsule, 2},
+    {kPlane, kCylinder, plane_cylinder, 8},
+    {kSphere, kSphere, sphere_sphere, 1},
+    {kBox, kSphere, box_sphere, 1},
+    {kCapsule, kSphere, capsule_sphere, 1},
+    {kCylinder, kSphere, cylinder_sphere, 1},
+    {kCapsule, kCapsule, capsule_capsule, 4},
+    {kBox, kCapsule, box_capsule, 14},
+    {kBox, kBox, box_box, 160},
+    {kBox, kCylinder, box_cylinder, 8 + 48 + 12},
+};
+
+}  // namespace
+
+bool find_kernel(std::size_t type_a, std::size_t type_b, std::uint8_t& kernel, bool& swapped) {
+  for (std::size_t k = 0; k < std::size(kKernels); ++k) {
+    if (kKernels[k].type_a == type_a && kKernels[k].type_b == type_b) {
+      kernel = static_cast<std::uint8_t>(k);
+      swapped = false;
+      return true;
+    }
+    if (kKernels[k].type_a == type_b && kKernels[k].type_b == type_a) {
+      kernel = static_cast<std::uint8_t>(k);
+      swapped = true;
+      return true;
+    }
+  }
+  return false;
+}
+
+int kernel_max_contacts(std::uint8_t kernel) { return kKernels[kernel].max_contacts; }
+
+void run_kernel(std::uint8_t kernel, const PlacedShape& A, const PlacedShape& B, const DetectionOptions& options,
+                ContactEmitter& emitter) {
+  kKernels[kernel].fn(A, B, options, emitter);
+}
+
+}  // namespace plume::detail
