@@ -136,14 +136,72 @@ class Loader {
       fail("the root element must be <robot>", robot ? robot->GetLineNum() : 0);
     }
     int order = 0;
+    std::map<std::string, std::string> parent_of;  // child link → joint
+    struct Edge {
+      std::string joint, parent, child;
+    };
+    std::vector<Edge> edges;
     for (const auto* e = robot->FirstChildElement(); e; e = e->NextSiblingElement()) {
+      const std::string kind = e->Name();
+      if (kind != "link" && kind != "joint") continue;
       const char* name = e->Attribute("name");
-      if (!name) continue;
-      if (std::string(e->Name()) == "link") lines_.link_line[name] = e->GetLineNum();
-      if (std::string(e->Name()) == "joint") {
-        lines_.joint_line[name] = e->GetLineNum();
-        lines_.joint_order[name] = order++;
-        check_joint_element(*e, name);
+      if (!name) fail("<" + kind + "> without a name attribute", e->GetLineNum());
+      if (kind == "link") {
+        if (!lines_.link_line.emplace(name, e->GetLineNum()).second) fail_link(name, "is defined twice");
+        continue;
+      }
+      if (lines_.joint_line.count(name)) fail_joint(name, "is defined twice");
+      lines_.joint_line[name] = e->GetLineNum();
+      lines_.joint_order[name] = order++;
+      check_joint_element(*e, name);
+      const auto* pe = e->FirstChildElement("parent");
+      const auto* ce = e->FirstChildElement("child");
+      const char* pl = pe ? pe->Attribute("link") : nullptr;
+      const char* cl = ce ? ce->Attribute("link") : nullptr;
+      if (!pl || !cl) fail_joint(name, "needs <parent link=…> and <child link=…>");
+      edges.push_back({name, pl, cl});
+    }
+    check_tree(edges);
+  }
+
+  // The links and joints must form one tree. Checked here because urdfdom
+  // leaks the links of a cyclic graph (their shared pointers refer to each
+  // other) and words some of these errors obscurely.
+  template <class Edges>
+  void check_tree(const Edges& edges) {
+    std::map<std::string, std::string> parent_joint;
+    std::map<std::string, std::vector<std::string>> children;
+    for (const auto& e : edges) {
+      if (!lines_.link_line.count(e.parent)) fail_joint(e.joint, "parent link '" + e.parent + "' is not defined");
+      if (!lines_.link_line.count(e.child)) fail_joint(e.joint, "child link '" + e.child + "' is not defined");
+      if (e.parent == e.child) fail_joint(e.joint, "connects link '" + e.child + "' to itself");
+      auto [it, fresh] = parent_joint.emplace(e.child, e.joint);
+      if (!fresh) {
+        fail_link(e.child, "is the child of two joints, '" + it->second + "' and '" + e.joint + "' (the URDF is not a tree)");
+      }
+      children[e.parent].push_back(e.child);
+    }
+    std::vector<std::string> roots;
+    for (const auto& [link, line] : lines_.link_line) {
+      if (!parent_joint.count(link)) roots.push_back(link);
+    }
+    if (roots.empty()) fail("the links form a cycle: there is no root link (every link is a joint's child)");
+    if (roots.size() > 1) {
+      fail("two root links, '" + roots[0] + "' and '" + roots[1] +
+           "': every link but the root must be the child of a joint");
+    }
+    std::set<std::string> reached{roots[0]};
+    std::vector<std::string> stack{roots[0]};
+    while (!stack.empty()) {
+      const std::string link = stack.back();
+      stack.pop_back();
+      for (const std::string& c : children[link]) {
+        if (reached.insert(c).second) stack.push_back(c);
+      }
+    }
+    for (const auto& [link, line] : lines_.link_line) {
+      if (!reached.count(link)) {
+        fail_link(link, "is part of a cycle of joints not connected to the root link '" + roots[0] + "'");
       }
     }
   }

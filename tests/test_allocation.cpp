@@ -33,7 +33,10 @@ inline void count_allocation() {
 #endif
 
 #ifdef PLUME_ASAN
-#include <sanitizer/allocator_interface.h>
+// From the sanitizer runtime (sanitizer/allocator_interface.h, which GCC
+// does not install).
+extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*, std::size_t),
+                                                         void (*free_hook)(const volatile void*));
 namespace {
 void on_malloc(const volatile void*, std::size_t) { count_allocation(); }
 void on_free(const volatile void*) {}

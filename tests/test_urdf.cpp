@@ -303,6 +303,24 @@ TEST(Urdf, CyclesAndTwoRootsAreRejected) {
   const std::string e2 = error_of([&] { urdf::load_string(cycle, {}, "cycle.urdf"); });
   EXPECT_NE(e2.find("cycle.urdf"), std::string::npos) << e2;
   EXPECT_NE(e2.find("root"), std::string::npos) << e2;
+
+  // A link with two parent joints, and a loop hanging off a valid tree.
+  const std::string two_parents = "<robot name='r'><link name='a'>" + I + "</link><link name='b'>" + I + "</link><link name='c'>" + I +
+                                  "</link><joint name='ab' type='continuous'><parent link='a'/><child link='c'/></joint>"
+                                  "<joint name='bc' type='continuous'><parent link='b'/><child link='c'/></joint></robot>";
+  const std::string e3 = error_of([&] { urdf::load_string(two_parents, {}, "two.urdf"); });
+  EXPECT_NE(e3.find("link 'c'"), std::string::npos) << e3;
+  EXPECT_NE(e3.find("'ab' and 'bc'"), std::string::npos) << e3;
+  const std::string loop = "<robot name='r'><link name='root'>" + I + "</link><link name='x'>" + I + "</link><link name='y'>" + I +
+                           "</link><joint name='xy' type='continuous'><parent link='x'/><child link='y'/></joint>"
+                           "<joint name='yx' type='continuous'><parent link='y'/><child link='x'/></joint></robot>";
+  const std::string e4 = error_of([&] { urdf::load_string(loop, {}, "loop.urdf"); });
+  EXPECT_NE(e4.find("cycle"), std::string::npos) << e4;
+  EXPECT_NE(e4.find("'root'"), std::string::npos) << e4;
+  const std::string dangling = "<robot name='r'><link name='a'>" + I +
+                               "</link><joint name='j' type='continuous'><parent link='a'/><child link='ghost'/></joint></robot>";
+  const std::string e5 = error_of([&] { urdf::load_string(dangling, {}, "ghost.urdf"); });
+  EXPECT_NE(e5.find("joint 'j': child link 'ghost' is not defined"), std::string::npos) << e5;
 }
 
 TEST(Urdf, MimicJointsWarnOrAreRejected) {

@@ -49,6 +49,7 @@ using VectorX = Eigen::VectorXd;
 using MatrixX = Eigen::MatrixXd;
 using Matrix6X = Eigen::Matrix<double, 6, Eigen::Dynamic>;
 using Matrix3X = Eigen::Matrix<double, 3, Eigen::Dynamic>;
+using Matrix2X = Eigen::Matrix<double, 2, Eigen::Dynamic>;
 
 /// The 3×3 cross-product matrix: skew(a) * b == a.cross(b).
 PLUME_INLINE Mat3 skew(const Vec3& a) {

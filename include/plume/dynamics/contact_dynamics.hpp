@@ -1,0 +1,188 @@
+#pragma once
+/// @file
+/// Contact forces and contact impulses of a tree in point contact
+/// (Featherstone §11.5–11.7, THEORY.md §3 and §5).
+///
+/// **Forces** (11.41–11.42). With H q̈ + C = τ + T λ and the separation
+/// accelerations ζ̇ = Tᵀq̈ + Ṫᵀq̇ of the given (persistent, ζ = 0) contacts:
+///
+///     ζ̇ = M λ + d,  M = Tᵀ H⁻¹ T,  d = Tᵀ H⁻¹ (τ − C) + Ṫᵀ q̇,
+///     ζ̇ ≥ 0,  λ ≥ 0,  ζ̇ᵀ λ = 0.
+///
+/// M is formed through the sparse factor H = Lᵀ D L (RBDA §6.5) as
+/// M = (L⁻ᵀT)ᵀ D⁻¹ (L⁻ᵀT), never from an explicit H⁻¹. The frictionless LCP
+/// (M symmetric positive semi-definite) is solved by principal pivoting
+/// (Cottle–Dantzig), whose basic solution gives the *active* set — contacts
+/// whose λ is basic, with independent normals — and the *current* set —
+/// contacts with ζ̇ = 0 (Table 11.1, step 6).
+///
+/// **Friction.** A contact whose sliding speed exceeds
+/// ContactSolveOptions::slip_velocity is *sliding*: its Coulomb force
+/// −μ λ ŝ opposes the sliding direction ŝ exactly, and enters as the
+/// generalised force t − μ s instead of t (the LCP matrix is then not
+/// symmetric). The others are *sticking* candidates, handled by the chosen
+/// FrictionModel:
+/// - PolyhedralCone: the friction cone approximated by k ≥ 4 directions
+///   d_j (Trinkle–Pang style acceleration LCP, solved by Lemke):
+///   Dᵀq̈ + Ḋᵀq̇ + E γ ≥ 0 ⊥ β ≥ 0,  μ λ − Eᵀβ ≥ 0 ⊥ γ ≥ 0;
+///   γ > 0 means the contact starts to slip (its tangential acceleration
+///   points along the cone edge with the largest friction);
+/// - Box: two tangents with |f_t| ≤ μ λ each, solved by projected
+///   Gauss–Seidel (fast and robust, an approximation of the cone);
+/// - None: frictionless.
+/// Some frictional configurations have no consistent solution (Painlevé's
+/// paradox); they are reported as ContactStatus::Inconsistent, never as a
+/// made-up answer.
+///
+/// **Impacts** (THEORY §5, Liu et al. eq. 12–14). With pre-impact separation
+/// velocities ζ⁻ = Tᵀq̇⁻ and restitution e_i, the impulses solve
+///
+///     ζ⁺ = ζ⁻ + M λ,  0 ≤ ζ⁺ + e ζ⁻ ⊥ λ ≥ 0,
+///
+/// where e_i applies to approaching contacts (ζ⁻_i < 0) and separating ones
+/// only get ζ⁺_i ≥ 0; q̇⁺ = q̇⁻ + H⁻¹ T λ. With friction the tangential
+/// impulses lie in the polyhedral cone and maximise dissipation (an
+/// Anitescu–Potra velocity LCP), which gives sticking or sliding impacts
+/// (11.66–11.72). The kinetic energy never increases for e ≤ 1: the
+/// frictionless law is dissipative, and in the rare frictional configurations
+/// where Newton's law would add energy the impact is recomputed as plastic
+/// (ImpactSolution::restitution_reduced).
+///
+/// Everything is sized once per ContactSolver (growing if more contacts
+/// arrive); a solve with at most reserved_contacts() contacts does not
+/// allocate.
+
+#include <string>
+#include <vector>
+
+#include "plume/contact/detection.hpp"
+#include "plume/data.hpp"
+#include "plume/lcp/lemke.hpp"
+#include "plume/lcp/pgs.hpp"
+#include "plume/lcp/pivoting.hpp"
+
+namespace plume {
+
+enum class FrictionModel : std::uint8_t { None, PolyhedralCone, Box };
+
+enum class ContactStatus : std::uint8_t {
+  Solved,        ///< forces (impulses) found and checked
+  Infeasible,    ///< no forces satisfy the contact conditions (e.g. Example 11.1)
+  Inconsistent,  ///< frictional: no consistent solution (Painlevé's paradox)
+  Failed,        ///< the solver stopped without a checked answer (see message)
+};
+const char* to_string(ContactStatus status);
+
+/// Per-contact outcome of a force solve.
+enum class ContactMode : std::uint8_t {
+  Separating,  ///< λ = 0 and ζ̇ > 0: the contact is leaving
+  Sticking,    ///< in contact, no tangential motion
+  Slipping,    ///< sticking candidate whose friction reached the cone (γ > 0)
+  Sliding,     ///< sliding: Coulomb force opposite the sliding velocity
+};
+
+struct ContactSolveOptions {
+  FrictionModel friction = FrictionModel::None;
+  int cone_directions = 4;         ///< k of the polyhedral cone (≥ 4)
+  double slip_velocity = 1e-6;     ///< sliding speed [m/s] above which a contact slides
+  double current_tolerance = 1e-9; ///< |ζ̇| below which a contact is current [m/s²]
+  PgsOptions pgs;                  ///< the Box model's solver settings
+};
+
+struct ContactSolution {
+  ContactStatus status = ContactStatus::Solved;
+  std::string message;
+  VectorX lambda;         ///< [nc] normal contact forces [N]
+  Matrix2X friction;      ///< [2×nc] friction forces along (t1, t2) of tangent_basis()
+  VectorX ddq;            ///< [nv] joint accelerations
+  VectorX zeta_dot;       ///< [nc] separation accelerations ζ̇ = Tᵀq̈ + Ṫᵀq̇
+  std::vector<ContactMode> mode;  ///< [nc]
+  std::vector<int> current;       ///< contacts with ζ̇ = 0 (within current_tolerance)
+  std::vector<int> active;        ///< contacts whose λ is basic (independent normals)
+  int pivots = 0;                 ///< LCP pivots (or PGS iterations)
+};
+
+struct ImpactOptions {
+  FrictionModel friction = FrictionModel::None;  ///< None or PolyhedralCone
+  int cone_directions = 8;
+};
+
+struct ImpactSolution {
+  ContactStatus status = ContactStatus::Solved;
+  std::string message;
+  VectorX impulse;          ///< [nc] normal impulses [N·s]
+  Matrix2X friction_impulse;///< [2×nc] along (t1, t2)
+  VectorX v_plus;           ///< [nv] post-impact velocity
+  VectorX zeta_minus;       ///< [nc] pre-impact separation velocities
+  VectorX zeta_plus;        ///< [nc] post-impact separation velocities
+  double kinetic_before = 0.0;
+  double kinetic_after = 0.0;
+  bool restitution_reduced = false;  ///< recomputed as plastic to avoid an energy gain
+  int pivots = 0;
+};
+
+/// The contact and impact solver of one model (one per thread, like Data).
+class ContactSolver {
+ public:
+  explicit ContactSolver(const Model& model, int reserved_contacts = 16);
+
+  /// Contact forces and q̈ for persistent contacts (11.41–11.42): every
+  /// contact passed is treated as touching (the simulator passes its current
+  /// set; the LCP decides which ones push). `mu` has one friction coefficient
+  /// per contact (ignored for FrictionModel::None).
+  /// Fills data with H (crba), C (bias_forces), the LTDL factor and the
+  /// kinematics with q̈ = 0.
+  /// @throws ArgumentError on wrong sizes or non-finite inputs.
+  const ContactSolution& solve(const Model& model, Data& data, const Eigen::Ref<const VectorX>& q,
+                               const Eigen::Ref<const VectorX>& v, const Eigen::Ref<const VectorX>& tau,
+                               const std::vector<Contact>& contacts, const Eigen::Ref<const VectorX>& mu,
+                               const ContactSolveOptions& options = {});
+
+  /// Impulses and the post-impact velocity for simultaneous impacts at
+  /// `contacts` (all taken to touch), restitution e_i ∈ [0, 1] and friction
+  /// μ_i per contact.
+  /// @throws ArgumentError on wrong sizes, non-finite inputs, e ∉ [0, 1] or μ < 0.
+  const ImpactSolution& impact(const Model& model, Data& data, const Eigen::Ref<const VectorX>& q,
+                               const Eigen::Ref<const VectorX>& v_minus, const std::vector<Contact>& contacts,
+                               const Eigen::Ref<const VectorX>& restitution, const Eigen::Ref<const VectorX>& mu,
+                               const ImpactOptions& options = {});
+
+  /// The assembled frictionless problem of the last solve() or impact():
+  /// T (nv × nc), Ṫᵀq̇ (nc), M = TᵀH⁻¹T (nc × nc) and d (nc).
+  Eigen::Ref<const MatrixX> T() const { return T_.leftCols(nc_); }
+  Eigen::Ref<const VectorX> Tdot_v() const { return Tdv_.head(nc_); }
+  Eigen::Ref<const MatrixX> M() const { return M_.topLeftCorner(nc_, nc_); }
+  Eigen::Ref<const VectorX> d() const { return d_.head(nc_); }
+
+  int reserved_contacts() const { return reserved_; }
+  void reserve(int contacts);
+
+ private:
+  void assemble(const Model& model, Data& data, const Eigen::Ref<const VectorX>& q, const Eigen::Ref<const VectorX>& v,
+                const std::vector<Contact>& contacts);
+  void solve_frictionless(const Model& model, Data& data, const ContactSolveOptions& options);
+  void solve_cone(const Model& model, Data& data, const std::vector<Contact>& contacts,
+                  const Eigen::Ref<const VectorX>& mu, const ContactSolveOptions& options);
+  void solve_box(const Model& model, Data& data, const Eigen::Ref<const VectorX>& mu,
+                 const ContactSolveOptions& options);
+  void grow_directions(int k);
+  void finish_solution(const Model& model, Data& data, const ContactSolveOptions& options);
+
+  int nv_ = 0;
+  int nc_ = 0;
+  int reserved_ = 0;
+  int directions_ = 0;
+  double pgs_accuracy_ = 0.0;
+  // Assembled problem.
+  MatrixX T_, Y_, M_, D_, YD_, G_, YG_, A_;
+  VectorX Tdv_, Ddv_, d_, a0_, b_, z_, lo_, hi_, x_, v_;
+  Matrix3X dirs_;
+  std::vector<int> stick_, slide_;
+  LemkeSolver lemke_;
+  PivotingSolver pivoting_;
+  PgsSolver pgs_;
+  ContactSolution solution_;
+  ImpactSolution impact_;
+};
+
+}  // namespace plume

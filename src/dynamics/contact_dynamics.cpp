@@ -1,0 +1,517 @@
+// Contact forces (11.41–11.42) and impulses (THEORY §5) through the sparse
+// factor of H.
+#include "plume/dynamics/contact_dynamics.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "plume/algorithms/cholesky.hpp"
+#include "plume/algorithms/crba.hpp"
+#include "plume/algorithms/kinematics.hpp"
+#include "plume/algorithms/rnea.hpp"
+#include "plume/configuration.hpp"
+#include "plume/contact/contact_jacobian.hpp"
+#include "plume/error.hpp"
+
+namespace plume {
+
+const char* to_string(ContactStatus status) {
+  switch (status) {
+    case ContactStatus::Solved: return "solved";
+    case ContactStatus::Infeasible: return "infeasible";
+    case ContactStatus::Inconsistent: return "inconsistent";
+    case ContactStatus::Failed: return "failed";
+  }
+  return "unknown";
+}
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// x ← H⁻¹ (G z) given Y = L⁻ᵀ G: H⁻¹ G z = L⁻¹ D⁻¹ (Y z).
+void apply_Hinv(const Model& model, const Data& data, const Eigen::Ref<const MatrixX>& Y,
+                const Eigen::Ref<const VectorX>& z, VectorX& x) {
+  x.noalias() = Y * z;
+  x.array() /= data.LD.diagonal().array();
+  ltdl_solve_L(model, data, x);
+}
+
+// A = Kᵀ H⁻¹ G = YKᵀ D⁻¹ YG.
+void form_product(const Data& data, const Eigen::Ref<const MatrixX>& YK, const Eigen::Ref<const MatrixX>& YG,
+                  Eigen::Ref<MatrixX> A) {
+  A.noalias() = YK.transpose() * (data.LD.diagonal().cwiseInverse().asDiagonal() * YG);
+}
+
+ContactStatus status_of(const LcpResult& r, bool frictional_sliding) {
+  switch (r.status) {
+    case LcpStatus::Solved: return ContactStatus::Solved;
+    case LcpStatus::Infeasible: return frictional_sliding ? ContactStatus::Inconsistent : ContactStatus::Infeasible;
+    default: return frictional_sliding ? ContactStatus::Inconsistent : ContactStatus::Failed;
+  }
+}
+
+std::string contact_list(const std::vector<Contact>& contacts) {
+  std::ostringstream s;
+  for (std::size_t i = 0; i < contacts.size(); ++i) {
+    s << (i ? ", " : "") << i << " (bodies " << contacts[i].body_a << "–" << contacts[i].body_b << ")";
+  }
+  return s.str();
+}
+
+void check_inputs(const Model& model, const Data& data, const Eigen::Ref<const VectorX>& q,
+                  const Eigen::Ref<const VectorX>& v, std::size_t nc, const Eigen::Ref<const VectorX>& mu) {
+  check_data(model, data);
+  check_configuration(model, q, "q");
+  check_vector(v, model.nv(), "v");
+  check_vector(mu, static_cast<Eigen::Index>(nc), "mu");
+  for (Eigen::Index i = 0; i < mu.size(); ++i) {
+    if (mu(i) < 0.0) throw ArgumentError("mu[" + std::to_string(i) + "] is negative");
+  }
+}
+
+}  // namespace
+
+ContactSolver::ContactSolver(const Model& model, int reserved_contacts) : nv_(model.nv()) {
+  reserve(reserved_contacts);
+}
+
+void ContactSolver::reserve(int contacts) {
+  if (contacts <= reserved_) return;
+  reserved_ = contacts;
+  const int nc = contacts;
+  const int k = std::max(8, directions_);  // room for cones of k directions without reallocating
+  const int m = nc * (k + 2);
+  T_.setZero(nv_, nc);
+  Y_.setZero(nv_, nc);
+  M_.setZero(nc, nc);
+  D_.setZero(nv_, k * nc);
+  YD_.setZero(nv_, k * nc);
+  G_.setZero(nv_, m);
+  YG_.setZero(nv_, m);
+  A_.setZero(m, m);
+  Tdv_.setZero(nc);
+  Ddv_.setZero(k * nc);
+  d_.setZero(nc);
+  a0_.setZero(nv_);
+  b_.setZero(m);
+  z_.setZero(m);
+  lo_.setZero(m);
+  hi_.setZero(m);
+  x_.setZero(nv_);
+  v_.setZero(nv_);
+  dirs_.setZero(3, k * nc);
+  directions_ = k;
+  stick_.reserve(nc);
+  slide_.reserve(nc);
+  lemke_.reserve(m);
+  pivoting_.reserve(nc);
+  pgs_.reserve(3 * nc);
+  pgs_.options().normal_index.reserve(3 * nc);
+  for (ContactSolution* s : {&solution_}) {
+    s->lambda.setZero(nc);
+    s->friction.setZero(2, nc);
+    s->zeta_dot.setZero(nc);
+    s->ddq.setZero(nv_);
+    s->mode.reserve(nc);
+    s->current.reserve(nc);
+    s->active.reserve(nc);
+  }
+  impact_.impulse.setZero(nc);
+  impact_.friction_impulse.setZero(2, nc);
+  impact_.zeta_minus.setZero(nc);
+  impact_.zeta_plus.setZero(nc);
+  impact_.v_plus.setZero(nv_);
+}
+
+// Room for cones of k directions (and the two-tangent Jacobian).
+void ContactSolver::grow_directions(int k) {
+  if (k <= directions_ && D_.cols() >= k * reserved_) return;
+  directions_ = std::max(directions_, k);
+  const int kk = directions_;
+  D_.resize(nv_, kk * reserved_);
+  YD_.resize(nv_, kk * reserved_);
+  Ddv_.resize(kk * reserved_);
+  dirs_.resize(3, kk * reserved_);
+  const int m = reserved_ * (kk + 2);
+  G_.resize(nv_, m);
+  YG_.resize(nv_, m);
+  A_.resize(m, m);
+  b_.resize(m);
+  z_.resize(m);
+  lo_.resize(m);
+  hi_.resize(m);
+  lemke_.reserve(m);
+}
+
+// Kinematics with q̈ = 0, H and its factor, T and Ṫᵀq̇, Y = L⁻ᵀT, M = YᵀD⁻¹Y.
+void ContactSolver::assemble(const Model& model, Data& data, const Eigen::Ref<const VectorX>& q,
+                             const Eigen::Ref<const VectorX>& v, const std::vector<Contact>& contacts) {
+  nc_ = static_cast<int>(contacts.size());
+  reserve(nc_);
+  unchecked::crba(model, data, q);
+  unchecked::ltdl(model, data);
+  for (int k = 0; k < nv_; ++k) {
+    if (!(data.LD(k, k) > 0.0)) throw Error("contact dynamics: H is not positive definite (pivot " + std::to_string(k) + ")");
+  }
+  unchecked::forward_kinematics(model, data, q, v, VectorX::Zero(nv_));
+  auto T = T_.leftCols(nc_);
+  contact_jacobian(model, data, contacts, T, Tdv_.head(nc_));
+  auto Y = Y_.leftCols(nc_);
+  Y = T;
+  ltdl_solve_Lt(model, data, Y);
+  form_product(data, Y, Y, M_.topLeftCorner(nc_, nc_));
+}
+
+const ContactSolution& ContactSolver::solve(const Model& model, Data& data, const Eigen::Ref<const VectorX>& q,
+                                            const Eigen::Ref<const VectorX>& v, const Eigen::Ref<const VectorX>& tau,
+                                            const std::vector<Contact>& contacts,
+                                            const Eigen::Ref<const VectorX>& mu, const ContactSolveOptions& options) {
+  check_inputs(model, data, q, v, contacts.size(), mu);
+  check_vector(tau, model.nv(), "tau");
+  if (options.friction == FrictionModel::PolyhedralCone && options.cone_directions < 4) {
+    throw ArgumentError("cone_directions must be at least 4");
+  }
+  assemble(model, data, q, v, contacts);
+  v_ = v;
+  const bool frictional = options.friction != FrictionModel::None && nc_ > 0 && mu.maxCoeff() > 0.0;
+  if (frictional) {
+    // The two-tangent Jacobian (t1, t2 per contact) and its rates, while the
+    // q̈ = 0 kinematics of assemble() are still in data.
+    grow_directions(options.friction == FrictionModel::PolyhedralCone ? options.cone_directions : 2);
+    tangent_jacobian(model, data, contacts, 2, D_.leftCols(2 * nc_), Ddv_.head(2 * nc_));
+  }
+  // a0 = H⁻¹(τ − C): the acceleration without contact forces.
+  a0_ = tau - unchecked::bias_forces(model, data, q, v);
+  ltdl_solve(model, data, a0_);
+  d_.head(nc_).noalias() = T_.leftCols(nc_).transpose() * a0_ + Tdv_.head(nc_);
+
+  ContactSolution& s = solution_;
+  s.message.clear();
+  s.mode.assign(nc_, ContactMode::Sticking);
+  s.friction.leftCols(nc_).setZero();
+  s.pivots = 0;
+  if (nc_ == 0) {
+    s.status = ContactStatus::Solved;
+    s.lambda.resize(0);
+    s.zeta_dot.resize(0);
+    s.ddq = a0_;
+    s.current.clear();
+    s.active.clear();
+    return s;
+  }
+  if (!frictional) {
+    solve_frictionless(model, data, options);
+  } else if (options.friction == FrictionModel::Box) {
+    solve_box(model, data, mu, options);
+  } else {
+    solve_cone(model, data, contacts, mu, options);
+  }
+  if (s.status != ContactStatus::Solved && s.message.find("contacts") == std::string::npos) {
+    s.message += " (contacts " + contact_list(contacts) + ")";
+  }
+  finish_solution(model, data, options);
+  return s;
+}
+
+void ContactSolver::solve_frictionless(const Model& model, Data& data, const ContactSolveOptions&) {
+  ContactSolution& s = solution_;
+  const auto M = M_.topLeftCorner(nc_, nc_);
+  const auto d = d_.head(nc_);
+  const LcpResult* r = &pivoting_.solve(M, d);
+  if (r->status == LcpStatus::Failed || r->status == LcpStatus::IterationLimit) r = &lemke_.solve(M, d);
+  s.status = status_of(*r, false);
+  s.message = r->message;
+  s.pivots = r->pivots;
+  s.lambda = r->lambda;
+  s.active.clear();
+  for (int i : r->basic) s.active.push_back(i);
+  // q̈ = a0 + H⁻¹ T λ
+  apply_Hinv(model, data, Y_.leftCols(nc_), s.lambda, x_);
+  s.ddq = a0_ + x_;
+  s.zeta_dot = M * s.lambda + d;
+}
+
+// Sliding contacts: Coulomb force opposite the sliding velocity. Sticking
+// candidates: the polyhedral-cone acceleration LCP in (λ, β, γ), by Lemke.
+void ContactSolver::solve_cone(const Model& model, Data& data, const std::vector<Contact>& contacts,
+                               const Eigen::Ref<const VectorX>& mu, const ContactSolveOptions& options) {
+  ContactSolution& s = solution_;
+  const int k = options.cone_directions;
+  const auto D2 = D_.leftCols(2 * nc_);
+  const auto D2dv = Ddv_.head(2 * nc_);
+  stick_.clear();
+  slide_.clear();
+  // G columns: normals (sliding ones modified), then the sticking contacts' cone directions.
+  auto T = T_.leftCols(nc_);
+  for (int i = 0; i < nc_; ++i) {
+    // Sliding velocity in the (t1, t2) basis.
+    const double ut1 = D2.col(2 * i).dot(v_);
+    const double ut2 = D2.col(2 * i + 1).dot(v_);
+    const double speed = std::hypot(ut1, ut2);
+    G_.col(i) = T.col(i);
+    if (contacts[i].kind == ContactKind::Shapes && mu(i) > 0.0 && speed > options.slip_velocity) {
+      slide_.push_back(i);
+      s.mode[i] = ContactMode::Sliding;
+      const double c1 = ut1 / speed, c2 = ut2 / speed;
+      G_.col(i) -= mu(i) * (c1 * D2.col(2 * i) + c2 * D2.col(2 * i + 1));
+      s.friction(0, i) = -mu(i) * c1;  // per unit λ; scaled after the solve
+      s.friction(1, i) = -mu(i) * c2;
+    } else if (contacts[i].kind == ContactKind::Shapes && mu(i) > 0.0) {
+      stick_.push_back(i);
+    }
+  }
+  const int ns = static_cast<int>(stick_.size());
+  // Cone directions of the sticking contacts (k per contact), the same cone
+  // as contact_tangents(): d_j = cos θ_j t1 + sin θ_j t2.
+  auto Dk = YD_.leftCols(k * ns);  // reuse YD_ storage for D_k
+  auto Dkdv = b_.segment(nc_, k * ns);
+  if (ns > 0) {
+    for (int a = 0; a < ns; ++a) {
+      const int i = stick_[a];
+      for (int j = 0; j < k; ++j) {
+        const double th = 2.0 * kPi * j / k;
+        Dk.col(a * k + j) = std::cos(th) * D2.col(2 * i) + std::sin(th) * D2.col(2 * i + 1);
+        Dkdv(a * k + j) = std::cos(th) * D2dv(2 * i) + std::sin(th) * D2dv(2 * i + 1);
+      }
+    }
+  }
+  const int m = nc_ + k * ns;     // force variables
+  const int n = m + ns;           // plus γ
+  G_.middleCols(nc_, k * ns) = Dk;
+  // K = [T, Dk] (constraint rows); A_top = Kᵀ H⁻¹ G.
+  auto YG = YG_.leftCols(m);
+  YG = G_.leftCols(m);
+  ltdl_solve_Lt(model, data, YG);
+  // YK: T part is Y_, the D part equals YG's D part (same columns).
+  auto A = A_.topLeftCorner(n, n);
+  A.setZero();
+  form_product(data, Y_.leftCols(nc_), YG, A.topLeftCorner(nc_, m));
+  form_product(data, YG.middleCols(nc_, k * ns), YG, A.block(nc_, 0, k * ns, m));
+  auto b = b_.head(n);
+  b.head(nc_) = d_.head(nc_);
+  // Dk rows: Dkᵀ a0 + Ḋkᵀ q̇ (Dkdv already sits in b.segment(nc_, k·ns)).
+  b.segment(nc_, k * ns) += Dk.transpose() * a0_;
+  b.tail(ns).setZero();
+  for (int a = 0; a < ns; ++a) {
+    const int i = stick_[a];
+    for (int j = 0; j < k; ++j) A(nc_ + a * k + j, m + a) = 1.0;  // E γ
+    A(m + a, i) = mu(i);                                         // μ λ
+    for (int j = 0; j < k; ++j) A(m + a, nc_ + a * k + j) = -1.0;  // −Eᵀ β
+  }
+  const LcpResult& r = lemke_.solve(A, b);
+  s.status = status_of(r, !slide_.empty() || ns > 0);
+  if (r.status == LcpStatus::Solved) s.status = ContactStatus::Solved;
+  s.message = r.message;
+  if (s.status == ContactStatus::Inconsistent) {
+    s.message = "no consistent frictional contact forces (Painlevé-type configuration): " + r.message;
+  }
+  s.pivots = r.pivots;
+  s.lambda = r.lambda.head(nc_);
+  s.active.clear();
+  for (int i : r.basic) {
+    if (i < nc_) s.active.push_back(i);
+  }
+  for (int i : slide_) s.friction.col(i) *= s.lambda(i);
+  for (int a = 0; a < ns; ++a) {
+    const int i = stick_[a];
+    Eigen::Vector2d f = Eigen::Vector2d::Zero();
+    for (int j = 0; j < k; ++j) {
+      const double th = 2.0 * kPi * j / k;
+      f += r.lambda(nc_ + a * k + j) * Eigen::Vector2d(std::cos(th), std::sin(th));
+    }
+    s.friction.col(i) = f;
+    if (r.lambda(m + a) > options.current_tolerance) s.mode[i] = ContactMode::Slipping;
+  }
+  apply_Hinv(model, data, YG, r.lambda.head(m), x_);
+  s.ddq = a0_ + x_;
+  s.zeta_dot = T.transpose() * s.ddq + Tdv_.head(nc_);
+}
+
+// Box friction: unknowns (λ, f1, f2) per contact with |f_j| ≤ μ λ, by PGS.
+void ContactSolver::solve_box(const Model& model, Data& data, const Eigen::Ref<const VectorX>& mu,
+                              const ContactSolveOptions& options) {
+  ContactSolution& s = solution_;
+  const int n = 3 * nc_;
+  auto K = G_.leftCols(n);
+  auto Kdv = b_.head(n);
+  for (int i = 0; i < nc_; ++i) {
+    K.col(3 * i) = T_.col(i);
+    K.col(3 * i + 1) = D_.col(2 * i);
+    K.col(3 * i + 2) = D_.col(2 * i + 1);
+    Kdv(3 * i) = Tdv_(i);
+    Kdv(3 * i + 1) = Ddv_(2 * i);
+    Kdv(3 * i + 2) = Ddv_(2 * i + 1);
+  }
+  auto YK = YG_.leftCols(n);
+  YK = K;
+  ltdl_solve_Lt(model, data, YK);
+  auto A = A_.topLeftCorner(n, n);
+  form_product(data, YK, YK, A);
+  auto b = b_.head(n);
+  b += K.transpose() * a0_;
+  PgsOptions& po = pgs_.options();
+  const PgsOptions keep_mu = options.pgs;
+  po.max_iterations = keep_mu.max_iterations;
+  po.relaxation = keep_mu.relaxation;
+  po.tolerance = keep_mu.tolerance;
+  po.normal_index.assign(n, -1);
+  po.mu.setZero(n);
+  auto lo = lo_.head(n);
+  auto hi = hi_.head(n);
+  for (int i = 0; i < nc_; ++i) {
+    lo(3 * i) = 0.0;
+    hi(3 * i) = std::numeric_limits<double>::infinity();
+    for (int j = 1; j <= 2; ++j) {
+      po.normal_index[3 * i + j] = 3 * i;
+      po.mu(3 * i + j) = mu(i);
+      lo(3 * i + j) = 0.0;
+      hi(3 * i + j) = 0.0;
+    }
+  }
+  const LcpResult& r = pgs_.solve(A, b, lo, hi);
+  pgs_accuracy_ = r.tolerance;
+  s.status = status_of(r, false);
+  s.message = r.message;
+  s.pivots = r.pivots;
+  s.lambda.resize(nc_);
+  for (int i = 0; i < nc_; ++i) {
+    s.lambda(i) = r.lambda(3 * i);
+    s.friction(0, i) = r.lambda(3 * i + 1);
+    s.friction(1, i) = r.lambda(3 * i + 2);
+    if (mu(i) > 0.0 && std::hypot(s.friction(0, i), s.friction(1, i)) >= mu(i) * s.lambda(i) * (1.0 - 1e-9) &&
+        s.lambda(i) > 0.0) {
+      s.mode[i] = ContactMode::Slipping;
+    }
+  }
+  s.active.clear();
+  for (int i = 0; i < nc_; ++i) {
+    if (s.lambda(i) > 0.0) s.active.push_back(i);
+  }
+  apply_Hinv(model, data, YK, r.lambda.head(n), x_);
+  s.ddq = a0_ + x_;
+  s.zeta_dot = T_.leftCols(nc_).transpose() * s.ddq + Tdv_.head(nc_);
+}
+
+void ContactSolver::finish_solution(const Model&, Data&, const ContactSolveOptions& options) {
+  ContactSolution& s = solution_;
+  s.current.clear();
+  // The iterative Box model knows ζ̇ only to its residual tolerance.
+  double tol = options.current_tolerance * std::max(1.0, s.zeta_dot.cwiseAbs().maxCoeff());
+  if (options.friction == FrictionModel::Box) tol = std::max(tol, 10.0 * pgs_accuracy_);
+  for (int i = 0; i < nc_; ++i) {
+    if (std::abs(s.zeta_dot(i)) <= tol) {
+      s.current.push_back(i);
+    } else if (s.lambda(i) <= 0.0 && s.mode[i] != ContactMode::Sliding) {
+      s.mode[i] = ContactMode::Separating;
+    }
+  }
+}
+
+const ImpactSolution& ContactSolver::impact(const Model& model, Data& data, const Eigen::Ref<const VectorX>& q,
+                                            const Eigen::Ref<const VectorX>& v_minus,
+                                            const std::vector<Contact>& contacts,
+                                            const Eigen::Ref<const VectorX>& restitution,
+                                            const Eigen::Ref<const VectorX>& mu, const ImpactOptions& options) {
+  check_inputs(model, data, q, v_minus, contacts.size(), mu);
+  check_vector(restitution, static_cast<Eigen::Index>(contacts.size()), "restitution");
+  for (Eigen::Index i = 0; i < restitution.size(); ++i) {
+    if (restitution(i) < 0.0 || restitution(i) > 1.0) {
+      throw ArgumentError("restitution[" + std::to_string(i) + "] must be within [0, 1]");
+    }
+  }
+  if (options.friction == FrictionModel::Box) throw ArgumentError("impacts support FrictionModel::None or PolyhedralCone");
+  assemble(model, data, q, v_minus, contacts);
+  ImpactSolution& s = impact_;
+  s.message.clear();
+  s.restitution_reduced = false;
+  s.pivots = 0;
+  auto T = T_.leftCols(nc_);
+  s.zeta_minus = T.transpose() * v_minus;
+  s.kinetic_before = 0.5 * v_minus.dot(data.H * v_minus);
+  s.friction_impulse.leftCols(nc_).setZero();
+  if (nc_ == 0) {
+    s.status = ContactStatus::Solved;
+    s.impulse.resize(0);
+    s.zeta_plus.resize(0);
+    s.v_plus = v_minus;
+    s.kinetic_after = s.kinetic_before;
+    return s;
+  }
+  const bool frictional = options.friction == FrictionModel::PolyhedralCone && mu.maxCoeff() > 0.0;
+  const int k = options.cone_directions;
+  if (frictional && k < 4) throw ArgumentError("cone_directions must be at least 4");
+
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const bool plastic = attempt == 1;
+    // Newton's law on approaching contacts: ζ⁺ ≥ −e ζ⁻; separating ones: ζ⁺ ≥ 0.
+    auto dn = d_.head(nc_);
+    for (int i = 0; i < nc_; ++i) {
+      const double zm = s.zeta_minus(i);
+      const double e = (plastic || zm >= 0.0) ? 0.0 : restitution(i);
+      dn(i) = (1.0 + e) * zm;
+    }
+    const LcpResult* r = nullptr;
+    int m = nc_;
+    if (!frictional) {
+      r = &pivoting_.solve(M_.topLeftCorner(nc_, nc_), dn);
+      if (r->status == LcpStatus::Failed || r->status == LcpStatus::IterationLimit) {
+        r = &lemke_.solve(M_.topLeftCorner(nc_, nc_), dn);
+      }
+      apply_Hinv(model, data, Y_.leftCols(nc_), r->lambda.head(nc_), x_);
+    } else {
+      // Cone directions of every shape contact; joint limits get none.
+      grow_directions(k);
+      auto Dk = D_.leftCols(k * nc_);
+      auto Dkdv = Ddv_.head(k * nc_);
+      tangent_jacobian(model, data, contacts, k, Dk, Dkdv);
+      m = nc_ + k * nc_;
+      const int n = m + nc_;
+      auto G = G_.leftCols(m);
+      G.leftCols(nc_) = T;
+      G.rightCols(k * nc_) = Dk;
+      auto YG = YG_.leftCols(m);
+      YG = G;
+      ltdl_solve_Lt(model, data, YG);
+      auto A = A_.topLeftCorner(n, n);
+      A.setZero();
+      form_product(data, YG, YG, A.topLeftCorner(m, m));
+      auto b = b_.head(n);
+      b.head(nc_) = dn;
+      b.segment(nc_, k * nc_) = Dk.transpose() * v_minus;
+      b.tail(nc_).setZero();
+      for (int i = 0; i < nc_; ++i) {
+        const double mui = contacts[i].kind == ContactKind::Shapes ? mu(i) : 0.0;
+        for (int j = 0; j < k; ++j) A(nc_ + i * k + j, m + i) = 1.0;
+        A(m + i, i) = mui;
+        for (int j = 0; j < k; ++j) A(m + i, nc_ + i * k + j) = -1.0;
+      }
+      r = &lemke_.solve(A, b);
+      apply_Hinv(model, data, YG, r->lambda.head(m), x_);
+    }
+    s.status = status_of(*r, false);
+    s.message = r->message;
+    s.pivots += r->pivots;
+    s.impulse = r->lambda.head(nc_);
+    s.v_plus = v_minus + x_;
+    s.zeta_plus = T.transpose() * s.v_plus;
+    s.kinetic_after = 0.5 * s.v_plus.dot(data.H * s.v_plus);
+    if (frictional) {
+      for (int i = 0; i < nc_; ++i) {
+        Eigen::Vector2d f = Eigen::Vector2d::Zero();
+        for (int j = 0; j < k; ++j) {
+          const double th = 2.0 * kPi * j / k;
+          f += r->lambda(nc_ + i * k + j) * Eigen::Vector2d(std::cos(th), std::sin(th));
+        }
+        s.friction_impulse.col(i) = f;
+      }
+    }
+    const double gain = s.kinetic_after - s.kinetic_before;
+    if (s.status != ContactStatus::Solved || gain <= 1e-12 * std::max(1.0, s.kinetic_before) || plastic) break;
+    s.restitution_reduced = true;  // Newton's law with friction would add energy: make it plastic
+  }
+  if (s.status != ContactStatus::Solved) s.message += " (contacts " + contact_list(contacts) + ")";
+  return s;
+}
+
+}  // namespace plume
