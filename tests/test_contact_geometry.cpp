@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "plume/algorithms/kinematics.hpp"
@@ -239,6 +240,30 @@ TEST(ContactGeometry, SphereAgainstBoxFaceEdgeVertexAndInside) {
     EXPECT_EQ(cs[0].local.type, k.type);
     expect_consistent(cs);
   }
+}
+
+TEST(ContactGeometry, SphereAgainstCapsuleSideAndEnd) {
+  // A capsule along world y (radius 0.1, segment y ∈ [−0.5, 0.5]) at the origin.
+  const Model m = free_bodies({{{"ball", Sphere{0.2}}}});
+  DetectionOptions opt;
+  opt.margin = 10.0;
+  const ContactDetector det(m, {EnvironmentShape{"rail", Transform::rotation(rot(Vec3::UnitX(), -kPi / 2)), Capsule{0.1, 1.0}, {}}},
+                            opt);
+  VectorX q = neutral_configuration(m);
+  set_pose(m, q, 1, Mat3::Identity(), Vec3(0.3, 0.2, 0.4));  // beside the segment
+  auto cs = detect_at(m, det, q);
+  ASSERT_EQ(cs.size(), 1u);
+  EXPECT_EQ(cs[0].local.type, FeaturePair::LinePoint);
+  EXPECT_NEAR(cs[0].gap, 0.5 - 0.3, kTol);
+  expect_vec(cs[0].normal, Vec3(0.6, 0, 0.8));
+  expect_vec(cs[0].point_a, Vec3(0, 0.2, 0) + 0.1 * Vec3(0.6, 0, 0.8));
+  set_pose(m, q, 1, Mat3::Identity(), Vec3(0.0, 1.1, 0.8));  // beyond the +y end
+  cs = detect_at(m, det, q);
+  ASSERT_EQ(cs.size(), 1u);
+  EXPECT_EQ(cs[0].local.type, FeaturePair::PointPoint);
+  EXPECT_NEAR(cs[0].gap, 1.0 - 0.3, kTol);
+  expect_vec(cs[0].normal, Vec3(0, 0.6, 0.8));
+  expect_vec(cs[0].point_b, Vec3(0, 1.1, 0.8) - 0.2 * Vec3(0, 0.6, 0.8));
 }
 
 TEST(ContactGeometry, CapsulesCrossingAndLyingParallel) {
@@ -695,4 +720,74 @@ TEST(ContactGeometry, JointLimitsAreUnilateralContacts) {
   EXPECT_EQ(Tdv, VectorX::Zero(3));
   EXPECT_NEAR(contact_kinematics(m, d, cs[0]).gap_rate, -v[6], 1e-12);
   EXPECT_NEAR(contact_kinematics(m, d, cs[1]).gap_rate, v[7], 1e-12);
+}
+
+TEST(ContactGeometry, ProjectModelsOnTheGround) {
+  // Every URDF in models/ with its root joint, self-collision on, against the
+  // ground and a step: detection runs, contacts are consistent, and every
+  // warning names an unsupported pair (arm7's cylinders against each other).
+  for (const auto& nm : all_models()) {
+    SCOPED_TRACE(nm.file);
+    const Model m = load_model(nm.file, nm.root);
+    DetectionOptions opt;
+    opt.margin = 100.0;
+    opt.self_collision = true;
+    const ContactDetector det(m, {ground_plane("ground", Vec3::UnitZ(), Vec3(0, 0, -2)),
+                                  environment_box("step", Vec3(0.5, 0.5, 0.2), Vec3(0.3, 0, -1.9))},
+                              opt);
+    for (const std::string& w : det.warnings()) EXPECT_NE(w.find("not supported"), std::string::npos) << w;
+    const auto cs = detect_at(m, det, random_configuration(m, 4));
+    expect_consistent(cs);
+    // Each moving shape reaches the ground: a sphere with 1 contact, a box
+    // with 8, a cylinder with 2 (or 8 standing within cylinder_flat_angle).
+    std::map<int, std::size_t> ground;
+    for (const Contact& c : cs) ground[c.shape_b] += det.shapes()[c.shape_a].name == "ground";
+    for (int k = 0; k < det.num_robot_shapes(); ++k) {
+      const DetectorShape& s = det.shapes()[k];
+      if (s.body == 0) continue;
+      const std::size_t n = ground[k];
+      if (std::holds_alternative<Sphere>(s.geometry)) {
+        EXPECT_EQ(n, 1u) << s.name;
+      } else if (std::holds_alternative<Box>(s.geometry)) {
+        EXPECT_EQ(n, 8u) << s.name;
+      } else if (std::holds_alternative<Cylinder>(s.geometry)) {
+        EXPECT_TRUE(n == 2 || n == 8) << s.name << " " << n;
+      }
+    }
+  }
+}
+
+TEST(ContactGeometry, BoundingSpheresNeverHideAContactBelowTheMargin) {
+  // detect() skips pairs whose bounding spheres are further apart than the
+  // margin. Against an independent reference — the same detector with a
+  // 100 m margin, filtered to φ < margin — nothing may be lost, in random
+  // touching and interpenetrating configurations of every shape pair.
+  const Model m = free_bodies({{{"block", Box{Vec3(0.4, 0.3, 0.2)}}, {"ball", Sphere{0.1}, Transform::translation(Vec3(0, 0, 0.3))}},
+                               {{"can", Cylinder{0.1, 0.3}}, {"pill", Capsule{0.05, 0.4}, Transform::translation(Vec3(0.2, 0, 0))}},
+                               {{"crate", Box{Vec3(0.2, 0.2, 0.5)}}, {"dot", Sphere{0.0}}}});
+  const std::vector<EnvironmentShape> env = {ground_plane(), environment_box("step", Vec3(1, 1, 0.2), Vec3(0.3, 0, 0.1)),
+                                             EnvironmentShape{"post", Transform::translation(Vec3(-0.3, 0.2, 0.3)), Capsule{0.05, 0.6}, {}}};
+  DetectionOptions wide;
+  wide.margin = 100.0;
+  const ContactDetector reference(m, env, wide);
+  std::size_t compared = 0;
+  for (const double margin : {0.0, 0.05}) {
+    DetectionOptions opt;
+    opt.margin = margin;
+    const ContactDetector det(m, env, opt);
+    for (std::uint64_t seed = 0; seed < 300; ++seed) {
+      std::mt19937_64 g(seed);
+      VectorX q = neutral_configuration(m);
+      for (int b = 1; b <= 3; ++b) set_pose(m, q, b, random_rotation(g), Vec3(0, 0, 0.25) + random_vec3(g, 0.35));
+      const auto got = detect_at(m, det, q);
+      std::set<std::uint64_t> expected, ids;
+      for (const Contact& c : detect_at(m, reference, q)) {
+        if (c.gap < margin) expected.insert(c.id);
+      }
+      for (const Contact& c : got) ids.insert(c.id);
+      EXPECT_EQ(ids, expected) << "seed " << seed << " margin " << margin;
+      compared += expected.size();
+    }
+  }
+  EXPECT_GT(compared, 500u);
 }

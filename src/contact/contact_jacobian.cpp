@@ -103,6 +103,21 @@ void check_directions(int directions) {
   }
 }
 
+// Contacts from another model would index outside this one's bodies or dofs.
+void check_contact(const Model& model, const Contact& c, std::size_t i) {
+  const bool bodies_ok = c.body_a >= 0 && c.body_a < model.nbodies() && c.body_b >= 0 && c.body_b < model.nbodies();
+  const bool dof_ok = c.kind != ContactKind::JointLimit || (c.dof >= 0 && c.dof < model.nv());
+  if (!bodies_ok || !dof_ok) {
+    throw ArgumentError("contacts[" + std::to_string(i) + "] (bodies " + std::to_string(c.body_a) + ", " +
+                        std::to_string(c.body_b) + ", dof " + std::to_string(c.dof) + ") does not belong to model '" +
+                        model.name() + "'");
+  }
+}
+
+void check_contacts(const Model& model, const std::vector<Contact>& contacts) {
+  for (std::size_t i = 0; i < contacts.size(); ++i) check_contact(model, contacts[i], i);
+}
+
 // Direction j of `directions` from the tangents (and the same for the rates).
 Vec3 direction(int directions, int j, const Vec3& t1, const Vec3& t2) {
   if (directions == 2) return j == 0 ? t1 : t2;
@@ -155,6 +170,7 @@ void tangent_basis(const Vec3& n, Vec3& t1, Vec3& t2) {
 
 ContactKinematics contact_kinematics(const Model& model, const Data& data, const Contact& contact) {
   check_data(model, data);
+  check_contact(model, contact, 0);
   if (contact.kind == ContactKind::JointLimit) {
     ContactKinematics k;
     k.gap = contact.gap;
@@ -175,6 +191,7 @@ void contact_jacobian(const Model& model, const Data& data, const std::vector<Co
   const Eigen::Index nc = static_cast<Eigen::Index>(contacts.size());
   check_size(T.rows(), T.cols(), model.nv(), nc, "T");
   check_size(Tdot_v.size(), 1, nc, 1, "Tdot_v");
+  check_contacts(model, contacts);
   T.setZero();
   for (Eigen::Index i = 0; i < nc; ++i) {
     const Contact& c = contacts[i];
@@ -213,6 +230,7 @@ void tangent_jacobian(const Model& model, const Data& data, const std::vector<Co
   const Eigen::Index nc = static_cast<Eigen::Index>(contacts.size());
   check_size(D.rows(), D.cols(), model.nv(), directions * nc, "D");
   check_size(Ddot_v.size(), 1, directions * nc, 1, "Ddot_v");
+  check_contacts(model, contacts);
   D.setZero();
   for (Eigen::Index i = 0; i < nc; ++i) {
     const Contact& c = contacts[i];

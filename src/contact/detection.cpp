@@ -28,6 +28,14 @@ std::string robot_shape_label(const CollisionShape& s) {
   return "collision shape " + quoted(s.name) + " (link " + quoted(s.link) + ")";
 }
 
+double bounding_radius(const Geometry& g) {
+  if (const auto* s = std::get_if<Sphere>(&g)) return s->radius;
+  if (const auto* b = std::get_if<Box>(&g)) return b->half_extents().norm();
+  if (const auto* c = std::get_if<Cylinder>(&g)) return std::hypot(0.5 * c->length, c->radius);
+  if (const auto* k = std::get_if<Capsule>(&g)) return 0.5 * k->length + k->radius;
+  return std::numeric_limits<double>::infinity();  // planes (and meshes, never paired)
+}
+
 std::string detector_shape_label(const DetectorShape& s) {
   return (s.environment ? "environment shape " : "collision shape ") + quoted(s.name);
 }
@@ -95,14 +103,16 @@ ContactDetector::ContactDetector(const Model& model, std::vector<EnvironmentShap
   // Shapes: the model's, then the environment's.
   for (const CollisionShape& s : model.collisions()) {
     check_geometry(s.geometry, robot_shape_label(s));
-    shapes_.push_back(DetectorShape{s.name, s.body, s.placement, s.geometry, s.material, false});
+    shapes_.push_back(DetectorShape{s.name, s.body, s.placement, s.geometry, s.material, false,
+                                    bounding_radius(s.geometry)});
   }
   num_robot_shapes_ = static_cast<int>(shapes_.size());
   for (EnvironmentShape& s : environment) {
     const std::string what = "environment shape " + quoted(s.name);
     check_geometry(s.geometry, what);
     check_placement(s.placement, what);
-    shapes_.push_back(DetectorShape{std::move(s.name), 0, s.placement, std::move(s.geometry), s.material, true});
+    const double radius = bounding_radius(s.geometry);
+    shapes_.push_back(DetectorShape{std::move(s.name), 0, s.placement, std::move(s.geometry), s.material, true, radius});
   }
   std::vector<bool> usable(shapes_.size());
   for (std::size_t i = 0; i < shapes_.size(); ++i) {
@@ -162,6 +172,19 @@ detail::PlacedShape place(const DetectorShape& s, const Data& data) {
   return p;
 }
 
+// A lower bound on the distance between two placed shapes from their bounding
+// spheres (or a bounding sphere and a plane). Every contact a kernel reports
+// with a gap below this bound has the shapes overlapping, so a pair whose
+// bound exceeds the margin has no contact to report.
+double distance_bound(const detail::PlacedShape& A, double ra, const detail::PlacedShape& B, double rb) {
+  const bool plane_a = std::holds_alternative<Plane>(*A.geometry);
+  const bool plane_b = std::holds_alternative<Plane>(*B.geometry);
+  if (plane_a && plane_b) return -std::numeric_limits<double>::infinity();
+  if (plane_a) return A.R.col(2).dot(B.p - A.p) - rb;
+  if (plane_b) return B.R.col(2).dot(A.p - B.p) - ra;
+  return (B.p - A.p).norm() - ra - rb;
+}
+
 }  // namespace
 
 void ContactDetector::detect(const Model& model, const Data& data, std::vector<Contact>& out) const {
@@ -176,6 +199,9 @@ void ContactDetector::detect(const Model& model, const Data& data, std::vector<C
     const ShapePair& pr = pairs_[k];
     const detail::PlacedShape A = place(shapes_[pr.shape_a], data);
     const detail::PlacedShape B = place(shapes_[pr.shape_b], data);
+    const double ra = shapes_[pr.shape_a].bounding_radius, rb = shapes_[pr.shape_b].bounding_radius;
+    const double slack = 1e-9 * (1.0 + (std::isfinite(ra) ? ra : 0.0) + (std::isfinite(rb) ? rb : 0.0));
+    if (distance_bound(A, ra, B, rb) > options_.margin + slack) continue;
     detail::ContactEmitter emitter(data, pr, static_cast<int>(k), options_.margin, out);
     if (pr.swapped) {
       detail::run_kernel(pr.kernel, B, A, options_, emitter);

@@ -49,6 +49,16 @@
 /// capsule axes that lie along a box edge (the end spheres act instead). Deep
 /// penetrations (deeper than the shapes' half sizes) give contacts but not
 /// necessarily the least-penetration ones.
+///
+/// Rules that keep resting contacts stable (documented in narrowphase.cpp):
+/// a box vertex counts on a face when it is within 1e-7·(box size) of the
+/// face's prism (vertices of a are held to the strict version, so two
+/// aligned boxes do not report each corner twice); an edge–edge or edge–axis
+/// contact needs both closest points strictly inside their segments, a normal
+/// within ~0.06° of each box edge's Voronoi cone, and a gap no smaller than
+/// the boxes' face-axis separation (which rejects edges on the far side of a
+/// box). Pairs whose bounding spheres are further apart than the margin are
+/// skipped before the narrow phase.
 
 #include <cstdint>
 #include <string>
@@ -143,6 +153,10 @@ struct DetectorShape {
   Geometry geometry;
   ContactMaterial material;
   bool environment = false;
+  /// Radius of a sphere about the shape's origin that contains it (infinite
+  /// for planes): detect() skips pairs whose spheres are further apart than
+  /// the margin.
+  double bounding_radius = 0.0;
 };
 
 /// A candidate pair; a is the environment / world side or the lower body index.
