@@ -73,7 +73,7 @@ struct SimulationOptions {
   double abs_tol = 1e-10;         ///< integrator absolute tolerance
   double rel_tol = 1e-10;         ///< integrator relative tolerance
   double initial_step = 1e-4;     ///< [s]
-  double min_step = 1e-14;        ///< below this the run fails with StepUnderflow [s]
+  double min_step = 1e-12;        ///< below this the run fails with StepUnderflow [s]
   double max_step = 1e-2;         ///< [s]
   double event_time_tolerance = 1e-10;  ///< events are located to this [s]
   double contact_tolerance = 1e-9;      ///< |φ| below which two surfaces touch [m]
@@ -86,6 +86,7 @@ struct SimulationOptions {
   long max_steps = 50000000;            ///< cap on integrator steps in one run
   bool joint_damping = true;            ///< apply the URDF <dynamics damping>
   bool joint_limits = true;             ///< URDF position limits as unilateral constraints
+  double joint_limit_restitution = 0.0; ///< restitution of impacts on joint limits
   bool torque_limits = false;           ///< clamp the controller's output to the URDF efforts
   double time_step = 1e-3;              ///< time-stepping: initial step h_init [s]
 };

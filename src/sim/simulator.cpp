@@ -1,0 +1,1020 @@
+// Event-driven simulation of rigid contact (Featherstone Table 11.1) on
+// Boost.Odeint dense-output steppers.
+#include "plume/sim/simulator.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include <Eigen/LU>
+
+#include "plume/algorithms/cholesky.hpp"
+#include "plume/algorithms/crba.hpp"
+#include "plume/algorithms/energy.hpp"
+#include "plume/algorithms/kinematics.hpp"
+#include "plume/algorithms/rnea.hpp"
+#include "plume/configuration.hpp"
+#include "plume/contact/contact_jacobian.hpp"
+#include "plume/error.hpp"
+#include "sim/dense_stepper.hpp"
+
+namespace plume {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// What a witness function watches (the "event" column of Table 11.1).
+enum class WitnessKind : std::uint8_t {
+  Gap,          // φ of a contact that is not active: crosses to ≤ 0 → impact / contact gain
+  NormalForce,  // λ of an active contact: crosses to ≤ 0 → contact loss
+  ConeMargin,   // μ λ − |f_t| of a sticking contact: crosses to ≤ 0 → slip
+  SlideSpeed,   // u_t · ŝ₀ of a sliding contact: crosses to ≤ 0 → stick
+};
+
+struct Witness {
+  WitnessKind kind;
+  int index;      // into Impl::current (or Impl::candidates for new gaps)
+  bool candidate; // a contact detected at the step's end, not yet tracked
+  double offset;  // added to the value (e.g. the contact tolerance for touching contacts)
+};
+
+}  // namespace
+
+struct Simulator::Impl {
+  // One tracked contact of the current set (touching, ζ = 0).
+  struct Tracked {
+    Contact contact;
+    bool active = false;   // an equality constraint of the integration
+    ContactMode mode = ContactMode::Sticking;
+    Vec3 slide_dir = Vec3::Zero();  // world sliding direction when the slide began
+    double mu = 0.0, restitution = 0.0;
+  };
+
+  World world;
+  SimulationOptions opt;
+  Data data;
+  ContactDetector detector;
+  ContactSolver solver;
+  std::vector<ContactParameters> pair_params;
+
+  double t = 0.0;
+  VectorX q, v, tau, qn, zero_nv;
+  ControllerFunction controller;
+  double period = 0.0, next_sample = kInf;
+  std::vector<Tracked> current;
+  std::vector<Contact> current_view;
+  bool initialised = false;
+
+  // Workspace of the constrained dynamics.
+  std::vector<Contact> act;
+  std::vector<int> act_track;
+  MatrixX T, D, K, G, YK, YG, A;
+  VectorX Tdv, Ddv, b, lam, a0, x, ydot;
+  std::vector<double> fn;
+  std::vector<Eigen::Vector2d> ft;
+  bool have_forces = false;
+
+  // Event bookkeeping.
+  std::vector<Contact> candidates, touching;
+  std::vector<Witness> witnesses;
+  VectorX w0, w1;
+  SimulationStatistics stats;
+  std::unique_ptr<detail::DenseStepper> stepper;
+  Recorder* rec = nullptr;
+  double next_output = 0.0;
+  double last_event_time = -kInf;
+  long tiny_steps = 0;
+  int events_at_same_time = 0;
+
+  Impl(World w, const SimulationOptions& o)
+      : world(std::move(w)),
+        opt(o),
+        data(world.model()),
+        detector(world.model(), world.environment(), detection_options(world, o)),
+        solver(world.model(), 16) {
+    const Model& m = world.model();
+    validate_options();
+    q = world.q0();
+    v = world.v0();
+    tau = VectorX::Zero(m.nv());
+    qn = q;
+    zero_nv = VectorX::Zero(m.nv());
+    ydot = VectorX::Zero(m.nq() + m.nv());
+    a0 = VectorX::Zero(m.nv());
+    x = VectorX::Zero(m.nv());
+    for (const ShapePair& p : detector.pairs()) {
+      const DetectorShape& a = detector.shapes()[p.shape_a];
+      const DetectorShape& bs = detector.shapes()[p.shape_b];
+      pair_params.push_back(world.contact_parameters(a.name, link_of(p.shape_a), a.material, bs.name,
+                                                     link_of(p.shape_b), bs.material));
+    }
+    stepper = detail::make_dense_stepper(opt.integrator, opt.abs_tol, opt.rel_tol, opt.max_step);
+  }
+
+  static DetectionOptions detection_options(const World& w, const SimulationOptions& o) {
+    DetectionOptions d;
+    d.margin = o.contact_tolerance;
+    d.self_collision = w.self_collision();
+    return d;
+  }
+
+  void validate_options() const {
+    auto positive = [](double x, const char* name) {
+      if (!(x > 0.0) || !std::isfinite(x)) throw Error(std::string("simulation option ") + name + " must be positive and finite");
+    };
+    positive(opt.abs_tol, "abs_tol");
+    positive(opt.rel_tol, "rel_tol");
+    positive(opt.initial_step, "initial_step");
+    positive(opt.min_step, "min_step");
+    positive(opt.max_step, "max_step");
+    positive(opt.event_time_tolerance, "event_time_tolerance");
+    positive(opt.contact_tolerance, "contact_tolerance");
+    positive(opt.velocity_tolerance, "velocity_tolerance");
+    positive(opt.drift_tolerance, "drift_tolerance");
+    if (!(opt.zeno_speed >= 0.0)) throw Error("simulation option zeno_speed must be non-negative");
+    if (!(opt.duration >= 0.0) || !std::isfinite(opt.duration)) throw Error("simulation option duration must be finite and non-negative");
+    if (!(opt.output_rate >= 0.0) || !std::isfinite(opt.output_rate)) throw Error("simulation option output_rate must be finite and non-negative");
+    if (opt.cone_directions < 4) throw Error("simulation option cone_directions must be at least 4");
+    if (opt.scheme != Scheme::EventDriven) {
+      throw Error(std::string("the ") + to_string(opt.scheme) + " scheme is not available in this simulator");
+    }
+  }
+
+  std::string link_of(int shape) const {
+    if (shape < detector.num_robot_shapes()) return world.model().collisions()[shape].link;
+    return detector.shapes()[shape].name;
+  }
+
+  const Model& model() const { return world.model(); }
+
+  // ---- contact parameters and names -------------------------------------------
+  void parameters_of(const Contact& c, double& mu, double& e) const {
+    if (c.kind == ContactKind::JointLimit) {
+      mu = 0.0;
+      e = opt.joint_limit_restitution;
+      return;
+    }
+    mu = pair_params[c.pair].mu;
+    e = pair_params[c.pair].restitution;
+  }
+
+  std::string name_of(const Contact& c) const {
+    if (c.kind == ContactKind::JointLimit) {
+      const std::string& joint = model().joint(model().dof_body(c.dof)).name;
+      return "limit:" + joint + (c.normal.x() > 0 ? ":lower" : ":upper");
+    }
+    return detector.shapes()[c.shape_a].name + "|" + detector.shapes()[c.shape_b].name + "#" +
+           std::to_string(c.feature);
+  }
+
+  // ---- contacts touching now ------------------------------------------------------
+  // Every shape contact and joint limit with φ < margin at q (placements in data).
+  void detect_all(const VectorX& qq, double margin, std::vector<Contact>& out) {
+    unchecked::forward_kinematics(model(), data, qq);
+    detector.detect(model(), data, out);
+    if (margin != opt.contact_tolerance) {
+      std::size_t k = 0;
+      for (const Contact& c : out) {
+        if (c.gap < margin) out[k++] = c;
+      }
+      out.resize(k);
+    }
+    if (opt.joint_limits) detect_joint_limits(model(), qq, margin, out);
+  }
+
+  // ---- the constrained dynamics of the integration ------------------------------
+  // q̈ with the active contacts as equalities: normal rows for every active
+  // contact, tangential rows for sticking ones; sliding ones push along
+  // t − μ s. Contact forces in fn / ft when `forces`.
+  void dynamics(const VectorX& qq, const VectorX& vv, Eigen::Ref<VectorX> qdd, bool forces) {
+    const Model& m = model();
+    qn = qq;
+    normalize_configuration(m, qn);
+    unchecked::forward_kinematics(m, data, qn, vv, zero_nv);
+    unchecked::crba(m, data, qn);
+    unchecked::ltdl(m, data);
+    act.clear();
+    act_track.clear();
+    bool friction = false;
+    for (std::size_t k = 0; k < current.size(); ++k) {
+      if (!current[k].active) continue;
+      Contact c = current[k].contact;
+      refresh_contact(m, data, c);
+      act.push_back(c);
+      act_track.push_back(static_cast<int>(k));
+      friction |= current[k].mu > 0.0;
+    }
+    const int na = static_cast<int>(act.size());
+    if (na > 0) {
+      ensure(na);
+      contact_jacobian(m, data, act, T.leftCols(na), Tdv.head(na));
+      if (friction) tangent_jacobian(m, data, act, 2, D.leftCols(2 * na), Ddv.head(2 * na));
+    }
+    // a0 = H⁻¹(τ + τ_passive − C); the bias pass overwrites the q̈ = 0 kinematics.
+    a0 = tau - unchecked::bias_forces(m, data, qn, vv);
+    if (opt.joint_damping) a0 -= m.damping().cwiseProduct(vv);
+    ltdl_solve(m, data, a0);
+    have_forces = forces;
+    if (forces) {
+      fn.assign(na, 0.0);
+      ft.assign(na, Eigen::Vector2d::Zero());
+    }
+    if (na == 0) {
+      qdd = a0;
+      return;
+    }
+    // Rows: K (constraint directions), G (force directions), b (velocity products).
+    int rows = 0;
+    for (int a = 0; a < na; ++a) {
+      const Tracked& tr = current[act_track[a]];
+      K.col(rows) = T.col(a);
+      G.col(rows) = T.col(a);
+      b(rows) = Tdv(a);
+      if (tr.mode == ContactMode::Sliding && tr.mu > 0.0) {
+        const Vec2 c = sliding_direction(a, vv);
+        G.col(rows) -= tr.mu * (c.x() * D.col(2 * a) + c.y() * D.col(2 * a + 1));
+      }
+      ++rows;
+      if (tr.mode != ContactMode::Sliding && tr.mu > 0.0) {
+        for (int j = 0; j < 2; ++j) {
+          K.col(rows) = D.col(2 * a + j);
+          G.col(rows) = D.col(2 * a + j);
+          b(rows) = Ddv(2 * a + j);
+          ++rows;
+        }
+      }
+    }
+    auto Kr = K.leftCols(rows);
+    auto Gr = G.leftCols(rows);
+    auto YKr = YK.leftCols(rows);
+    auto YGr = YG.leftCols(rows);
+    YKr = Kr;
+    ltdl_solve_Lt(m, data, YKr);
+    YGr = Gr;
+    ltdl_solve_Lt(m, data, YGr);
+    const auto Dinv = data.LD.diagonal().cwiseInverse();
+    auto Ar = A.topLeftCorner(rows, rows);
+    Ar.noalias() = YKr.transpose() * (Dinv.asDiagonal() * YGr);
+    // Dependent constraints (four corners of a flat face) leave A singular:
+    // a tiny regularisation picks the minimum-norm forces, q̈ is unaffected.
+    const double delta = 1e-12 * std::max(1e-12, Ar.diagonal().cwiseAbs().maxCoeff());
+    Ar.diagonal().array() += delta;
+    auto rhs = b.head(rows);
+    rhs = -(Kr.transpose() * a0 + rhs);
+    lam.head(rows) = Ar.partialPivLu().solve(rhs);
+    x.noalias() = YGr * lam.head(rows);
+    x.array() *= Dinv.array();
+    ltdl_solve_L(m, data, x);
+    qdd = a0 + x;
+    if (forces) {
+      rows = 0;
+      for (int a = 0; a < na; ++a) {
+        const Tracked& tr = current[act_track[a]];
+        fn[a] = lam(rows++);
+        if (tr.mode == ContactMode::Sliding && tr.mu > 0.0) {
+          ft[a] = -tr.mu * fn[a] * sliding_direction(a, vv);
+        } else if (tr.mu > 0.0) {
+          ft[a] = Eigen::Vector2d(lam(rows), lam(rows + 1));
+          rows += 2;
+        }
+      }
+    }
+  }
+
+  using Vec2 = Eigen::Vector2d;
+
+  // Unit sliding direction of active contact a in its (t1, t2) basis (from
+  // the two-tangent Jacobian in D); falls back to the recorded direction
+  // when the speed vanishes.
+  Vec2 sliding_direction(int a, const VectorX& vv) const {
+    const Vec2 u(D.col(2 * a).dot(vv), D.col(2 * a + 1).dot(vv));
+    const double s = u.norm();
+    if (s > 1e-14) return u / s;
+    const Tracked& tr = current[act_track[a]];
+    Vec3 t1, t2;
+    tangent_basis(act[a].normal, t1, t2);
+    Vec2 c(tr.slide_dir.dot(t1), tr.slide_dir.dot(t2));
+    return c.norm() > 0 ? Vec2(c / c.norm()) : Vec2(1, 0);
+  }
+
+  void ensure(int na) {
+    const int nv = model().nv();
+    if (T.cols() >= na) return;
+    const int cap = std::max(na, 2 * static_cast<int>(T.cols()));
+    T.resize(nv, cap);
+    D.resize(nv, 2 * cap);
+    K.resize(nv, 3 * cap);
+    G.resize(nv, 3 * cap);
+    YK.resize(nv, 3 * cap);
+    YG.resize(nv, 3 * cap);
+    A.resize(3 * cap, 3 * cap);
+    Tdv.resize(cap);
+    Ddv.resize(2 * cap);
+    b.resize(3 * cap);
+    lam.resize(3 * cap);
+  }
+
+  // The ODE: ẏ = [G(q) v; q̈].
+  void rhs(const VectorX& y, VectorX& dy, double) {
+    const Model& m = model();
+    ++stats.rhs_evaluations;
+    const auto yq = y.head(m.nq());
+    const auto yv = y.tail(m.nv());
+    dy.resize(y.size());
+    configuration_derivative(m, yq, yv, dy.head(m.nq()));
+    dynamics(yq, yv, dy.tail(m.nv()), false);
+  }
+
+  // ---- witness functions ----------------------------------------------------------
+  double witness_value(const Witness& w, const VectorX& qq, const VectorX& vv) {
+    switch (w.kind) {
+      case WitnessKind::Gap: {
+        Contact c = w.candidate ? candidates[w.index] : current[w.index].contact;
+        if (c.kind == ContactKind::JointLimit) {
+          const double qi = qq(model().joint(model().dof_body(c.dof)).q_index);
+          const double lo = model().lower_position_limit()(model().joint(model().dof_body(c.dof)).q_index);
+          const double hi = model().upper_position_limit()(model().joint(model().dof_body(c.dof)).q_index);
+          return (c.normal.x() > 0 ? qi - lo : hi - qi) + w.offset;
+        }
+        unchecked::forward_kinematics(model(), data, qq);
+        refresh_contact(model(), data, c);
+        return c.gap + w.offset;
+      }
+      case WitnessKind::NormalForce:
+      case WitnessKind::ConeMargin:
+      case WitnessKind::SlideSpeed: {
+        dynamics(qq, vv, x_scratch(), true);
+        const int a = active_slot(w.index);
+        if (a < 0) return 1.0;
+        if (w.kind == WitnessKind::NormalForce) return fn[a];
+        if (w.kind == WitnessKind::ConeMargin) return current[w.index].mu * fn[a] - ft[a].norm();
+        // Sliding velocity along the direction the slide began with.
+        const Vec2 u(D.col(2 * a).dot(vv), D.col(2 * a + 1).dot(vv));
+        Vec3 t1, t2;
+        tangent_basis(act[a].normal, t1, t2);
+        return (u.x() * t1 + u.y() * t2).dot(current[w.index].slide_dir);
+      }
+    }
+    return 1.0;
+  }
+
+  VectorX scratch;
+  Eigen::Ref<VectorX> x_scratch() {
+    scratch.resize(model().nv());
+    return scratch;
+  }
+
+  int active_slot(int track) const {
+    for (std::size_t a = 0; a < act_track.size(); ++a) {
+      if (act_track[a] == track) return static_cast<int>(a);
+    }
+    return -1;
+  }
+
+  void build_witnesses(const VectorX& q1) {
+    witnesses.clear();
+    // New contacts near or inside a surface at the step's end.
+    const double look = std::max(10.0 * opt.contact_tolerance, 1e-6);
+    unchecked::forward_kinematics(model(), data, q1);
+    detector.detect(model(), data, candidates);
+    if (opt.joint_limits) detect_joint_limits(model(), q1, look, candidates);
+    std::size_t k = 0;
+    for (const Contact& c : candidates) {
+      if (tracked_index(c.id) < 0) candidates[k++] = c;
+    }
+    candidates.resize(k);
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      witnesses.push_back({WitnessKind::Gap, static_cast<int>(i), true, 0.0});
+    }
+    for (std::size_t i = 0; i < current.size(); ++i) {
+      const Tracked& tr = current[i];
+      const int idx = static_cast<int>(i);
+      if (!tr.active) {
+        // Touching but not pushing: an event when it starts to penetrate.
+        witnesses.push_back({WitnessKind::Gap, idx, false, opt.contact_tolerance});
+        continue;
+      }
+      witnesses.push_back({WitnessKind::NormalForce, idx, false, 0.0});
+      if (tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes) {
+        if (tr.mode == ContactMode::Sliding) {
+          witnesses.push_back({WitnessKind::SlideSpeed, idx, false, 0.0});
+        } else {
+          witnesses.push_back({WitnessKind::ConeMargin, idx, false, 0.0});
+        }
+      }
+    }
+  }
+
+  int tracked_index(std::uint64_t id) const {
+    for (std::size_t i = 0; i < current.size(); ++i) {
+      if (current[i].contact.id == id) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  void evaluate_witnesses(const VectorX& y, VectorX& w) {
+    const Model& m = model();
+    w.resize(static_cast<Eigen::Index>(witnesses.size()));
+    bool dyn_done = false;
+    for (std::size_t i = 0; i < witnesses.size(); ++i) {
+      const Witness& wi = witnesses[i];
+      if (wi.kind != WitnessKind::Gap && !dyn_done) {
+        dynamics(y.head(m.nq()), y.tail(m.nv()), x_scratch(), true);
+        dyn_done = true;
+      }
+      if (wi.kind == WitnessKind::Gap) {
+        w(i) = witness_value(wi, y.head(m.nq()), y.tail(m.nv()));
+      } else {
+        const int a = active_slot(wi.index);
+        if (a < 0) {
+          w(i) = 1.0;
+        } else if (wi.kind == WitnessKind::NormalForce) {
+          w(i) = fn[a];
+        } else if (wi.kind == WitnessKind::ConeMargin) {
+          w(i) = current[wi.index].mu * fn[a] - ft[a].norm();
+        } else {
+          const VectorX vv = y.tail(m.nv());
+          const Vec2 u(D.col(2 * a).dot(vv), D.col(2 * a + 1).dot(vv));
+          Vec3 t1, t2;
+          tangent_basis(act[a].normal, t1, t2);
+          w(i) = (u.x() * t1 + u.y() * t2).dot(current[wi.index].slide_dir);
+        }
+      }
+    }
+  }
+
+  double witness_at(std::size_t i, double time) {
+    const Model& m = model();
+    stepper->calc_state(time, ystate);
+    return witness_value(witnesses[i], ystate.head(m.nq()), ystate.tail(m.nv()));
+  }
+  VectorX ystate;
+
+  // Illinois (modified regula falsi) on [a, b] with f(a) > 0 ≥ f(b).
+  double locate(std::size_t i, double a, double fa, double b, double fb) {
+    int side = 0;
+    for (int it = 0; it < 200 && b - a > opt.event_time_tolerance; ++it) {
+      double c = (a * fb - b * fa) / (fb - fa);
+      if (!(c > a && c < b)) c = 0.5 * (a + b);
+      const double fc = witness_at(i, c);
+      if (fc > 0.0) {
+        a = c;
+        fa = fc;
+        if (side == -1) fb *= 0.5;
+        side = -1;
+      } else {
+        b = c;
+        fb = fc;
+        if (side == +1) fa *= 0.5;
+        side = +1;
+      }
+    }
+    return b;  // the earliest time known to be at or past the crossing
+  }
+
+  // ---- recording -------------------------------------------------------------------
+  double energy_of(const VectorX& qq, const VectorX& vv) {
+    qn = qq;
+    normalize_configuration(model(), qn);
+    return mechanical_energy(model(), data, qn, vv);
+  }
+
+  void record_sample(double time, const VectorX& qq, const VectorX& vv) {
+    if (!rec) return;
+    VectorX qs = qq;
+    normalize_configuration(model(), qs);
+    rec->sample(time, qs, vv, energy_of(qs, vv));
+    if (current.empty()) return;
+    dynamics(qs, vv, x_scratch(), true);
+    for (std::size_t a = 0; a < act.size(); ++a) {
+      const ContactKinematics ck = contact_kinematics(model(), data, act[a]);
+      rec->contact({time, name_of(act[a]), ck.gap, ck.gap_rate, fn[a], ft[a].norm()});
+    }
+  }
+
+  void record_outputs_until(double until, bool inclusive) {
+    if (opt.output_rate <= 0.0) return;
+    const double dt_out = 1.0 / opt.output_rate;
+    while (next_output < until || (inclusive && next_output <= until)) {
+      stepper->calc_state(next_output, ystate);
+      const Model& m = model();
+      record_sample(next_output, ystate.head(m.nq()), ystate.tail(m.nv()));
+      next_output += dt_out;
+      // Avoid drift in the output grid.
+      next_output = std::round(next_output / dt_out) * dt_out;
+    }
+  }
+
+  void emit(double time, EventKind kind, const Contact& c, double pre, double post, double impulse) {
+    ++stats.events;
+    if (rec) {
+      rec->event({time, kind, name_of(c), model().body_name(c.body_a), model().body_name(c.body_b), pre, post, impulse});
+    }
+  }
+
+  // ---- events: Table 11.1 steps 3–6 ---------------------------------------------------
+  // At time t with state (q, v): impacts, then the new current and active sets.
+  bool handle_contacts(SimulationResult& result) {
+    const Model& m = model();
+    normalize_configuration(m, q);
+    detect_all(q, opt.contact_tolerance, touching);
+    // Keep tracked contacts that are still touching (by id) with their modes.
+    std::vector<Tracked> previous = current;
+    // Separation velocities ζ⁻.
+    unchecked::forward_kinematics(m, data, q, v);
+    const int n = static_cast<int>(touching.size());
+    VectorX zeta(n), mu(n), e(n);
+    for (int i = 0; i < n; ++i) {
+      zeta(i) = contact_kinematics(m, data, touching[i]).gap_rate;
+      parameters_of(touching[i], mu(i), e(i));
+    }
+    // Impacts (step 4): approaching contacts need an impulse.
+    bool impact = false;
+    for (int i = 0; i < n; ++i) impact |= zeta(i) < -opt.velocity_tolerance;
+    if (impact) {
+      VectorX e_eff = e;
+      bool zeno = false;
+      for (int i = 0; i < n; ++i) {
+        if (zeta(i) < 0.0 && -zeta(i) < opt.zeno_speed) {
+          e_eff(i) = 0.0;
+          zeno |= zeta(i) < -opt.velocity_tolerance;
+        }
+      }
+      ImpactOptions io;
+      io.friction = mu.size() > 0 && mu.maxCoeff() > 0.0 ? FrictionModel::PolyhedralCone : FrictionModel::None;
+      io.cone_directions = opt.cone_directions;
+      const ImpactSolution& s = solver.impact(m, data, q, v, touching, e_eff, mu, io);
+      ++stats.lcp_solves;
+      ++stats.impacts;
+      if (s.status != ContactStatus::Solved) {
+        return fail(result, SimulationStatus::ContactFailure, "impact at t = " + fmt(t) + ": " + s.message);
+      }
+      for (int i = 0; i < n; ++i) {
+        if (s.impulse(i) > 0.0 || zeta(i) < -opt.velocity_tolerance) {
+          // A slow approach made plastic (Zeno); resting contacts that share
+          // the impulse take part in the impact.
+          const bool plastic_rest = zeta(i) < -opt.velocity_tolerance && -zeta(i) < opt.zeno_speed;
+          emit(t, plastic_rest ? EventKind::ZenoRest : EventKind::Impact, touching[i], zeta(i), s.zeta_plus(i), s.impulse(i));
+        }
+      }
+      (void)zeno;
+      v = s.v_plus;
+      unchecked::forward_kinematics(m, data, q, v);
+      for (int i = 0; i < n; ++i) zeta(i) = contact_kinematics(m, data, touching[i]).gap_rate;
+    }
+    // Resting contacts: the force LCP (11.42) decides the current and active sets (step 6).
+    std::vector<Contact> resting;
+    std::vector<int> from;
+    for (int i = 0; i < n; ++i) {
+      if (zeta(i) <= opt.velocity_tolerance) {
+        resting.push_back(touching[i]);
+        from.push_back(i);
+      }
+    }
+    current.clear();
+    if (!resting.empty()) {
+      const int nr = static_cast<int>(resting.size());
+      VectorX mur(nr);
+      for (int k = 0; k < nr; ++k) mur(k) = mu(from[k]);
+      ContactSolveOptions so;
+      so.friction = mur.maxCoeff() > 0.0 ? FrictionModel::PolyhedralCone : FrictionModel::None;
+      so.cone_directions = opt.cone_directions;
+      so.slip_velocity = opt.slip_velocity;
+      const ContactSolution& s = solver.solve(m, data, q, v, tau + passive(), resting, mur, so);
+      ++stats.lcp_solves;
+      if (s.status != ContactStatus::Solved) {
+        return fail(result, SimulationStatus::ContactFailure, "contact forces at t = " + fmt(t) + ": " + s.message);
+      }
+      const double fscale = std::max(1e-12, s.lambda.cwiseAbs().maxCoeff());
+      for (int k = 0; k < nr; ++k) {
+        Tracked tr;
+        tr.contact = resting[k];
+        tr.mu = mur(k);
+        tr.restitution = e(from[k]);
+        tr.active = s.lambda(k) > 1e-12 * fscale;
+        if (so.friction == FrictionModel::None) {
+          tr.active = std::find(s.active.begin(), s.active.end(), k) != s.active.end() && s.lambda(k) > 0.0;
+        }
+        tr.mode = s.mode[k];
+        if (s.mode[k] == ContactMode::Separating) tr.active = false;
+        if (tr.mode == ContactMode::Sliding || tr.mode == ContactMode::Slipping) {
+          // Slide along the current sliding velocity, or (starting from
+          // rest) against the friction force.
+          const ContactKinematics ck = contact_kinematics(m, data, resting[k]);
+          Vec3 u = ck.velocity_b - ck.velocity_a;
+          u -= u.dot(ck.normal) * ck.normal;
+          if (u.norm() > opt.slip_velocity) {
+            tr.slide_dir = u.normalized();
+          } else {
+            // Starting to slip from rest: along the tangential acceleration
+            // the LCP found (or, failing that, against the friction force).
+            Vec3 t1, t2;
+            tangent_basis(ck.normal, t1, t2);
+            const Vec3 f = s.friction(0, k) * t1 + s.friction(1, k) * t2;
+            const Vec3 a_t = tangential_acceleration(resting[k], s.ddq);
+            if (a_t.norm() > 0.0) {
+              tr.slide_dir = a_t.normalized();
+            } else {
+              tr.slide_dir = f.norm() > 0 ? Vec3(-f.normalized()) : t1;
+            }
+          }
+          tr.mode = ContactMode::Sliding;
+        } else {
+          tr.mode = ContactMode::Sticking;
+        }
+        if (tr.mu <= 0.0 || tr.contact.kind == ContactKind::JointLimit) tr.mode = ContactMode::Sticking;
+        current.push_back(tr);
+      }
+    }
+    // Report what changed: losses, gains without impact, stick/slip switches.
+    for (const Tracked& old : previous) {
+      const int k = tracked_index(old.contact.id);
+      if (old.active && (k < 0 || !current[k].active)) emit(t, EventKind::ContactLoss, old.contact, 0, 0, 0);
+      if (k >= 0 && old.active && current[k].active && old.mode != current[k].mode) {
+        emit(t, current[k].mode == ContactMode::Sliding ? EventKind::Slip : EventKind::Stick, old.contact, 0, 0, 0);
+      }
+    }
+    if (!impact) {
+      for (const Tracked& now : current) {
+        bool known = false;
+        for (const Tracked& old : previous) known |= old.contact.id == now.contact.id && old.active;
+        if (!known && now.active) emit(t, EventKind::ContactGain, now.contact, 0, 0, 0);
+      }
+    }
+    refresh_view();
+    return true;
+  }
+
+  // Tangential relative acceleration of a contact for joint accelerations
+  // qdd at the current (q, v): the derivative of u_b − u_a along the tangent
+  // plane, from the two-tangent Jacobian and its velocity-product terms.
+  Vec3 tangential_acceleration(const Contact& c, const VectorX& qdd) {
+    const Model& m = model();
+    unchecked::forward_kinematics(m, data, q, v, zero_nv);
+    std::vector<Contact> one{c};
+    MatrixX Dc(m.nv(), 2);
+    VectorX Dcdv(2);
+    tangent_jacobian(m, data, one, 2, Dc, Dcdv);
+    Vec3 t1, t2;
+    tangent_basis(contact_kinematics(m, data, c).normal, t1, t2);
+    const Eigen::Vector2d at = Dc.transpose() * qdd + Dcdv;
+    return at.x() * t1 + at.y() * t2;
+  }
+
+  VectorX passive() const {
+    if (!opt.joint_damping) return VectorX::Zero(model().nv());
+    return -model().damping().cwiseProduct(v);
+  }
+
+  void refresh_view() {
+    current_view.clear();
+    for (const Tracked& tr : current) current_view.push_back(tr.contact);
+  }
+
+  static std::string fmt(double x) {
+    std::ostringstream s;
+    s.precision(10);
+    s << x;
+    return s.str();
+  }
+
+  bool fail(SimulationResult& result, SimulationStatus status, const std::string& message) {
+    result.status = status;
+    result.message = message;
+    return false;
+  }
+
+  // ---- drift projection -----------------------------------------------------------------
+  // Moves (q, v) back onto φ = 0, ζ = 0 of the active contacts (and zero
+  // sliding velocity of sticking ones) in the metric of H.
+  bool project() {
+    const Model& m = model();
+    bool changed = false;
+    for (int iteration = 0; iteration < 3; ++iteration) {
+      normalize_configuration(m, q);
+      dynamics(q, v, x_scratch(), false);
+      const int na = static_cast<int>(act.size());
+      if (na == 0) return changed;
+      double worst = 0.0;
+      VectorX phi(na);
+      for (int a = 0; a < na; ++a) {
+        phi(a) = act[a].gap;
+        worst = std::max(worst, std::abs(phi(a)));
+      }
+      if (worst <= opt.drift_tolerance) break;
+      // δ = −H⁻¹T (TᵀH⁻¹T)⁻¹ φ
+      auto Ta = T.leftCols(na);
+      MatrixX Y = Ta;
+      ltdl_solve_Lt(m, data, Y);
+      MatrixX Ma = Y.transpose() * data.LD.diagonal().cwiseInverse().asDiagonal() * Y;
+      Ma.diagonal().array() += 1e-12 * std::max(1e-12, Ma.diagonal().maxCoeff());
+      const VectorX mult = Ma.partialPivLu().solve(-phi);
+      VectorX delta = Ta * mult;
+      ltdl_solve(m, data, delta);
+      q = integrate(m, q, delta, 1.0);
+      changed = true;
+    }
+    // Velocities: remove the constraint-violating components.
+    dynamics(q, v, x_scratch(), false);
+    const int na = static_cast<int>(act.size());
+    int rows = 0;
+    for (int a = 0; a < na; ++a) {
+      const Tracked& tr = current[act_track[a]];
+      K.col(rows++) = T.col(a);
+      if (tr.mode != ContactMode::Sliding && tr.mu > 0.0) {
+        K.col(rows++) = D.col(2 * a);
+        K.col(rows++) = D.col(2 * a + 1);
+      }
+    }
+    if (rows > 0) {
+      auto Kr = K.leftCols(rows);
+      const VectorX err = Kr.transpose() * v;
+      if (err.cwiseAbs().maxCoeff() > 0.1 * opt.velocity_tolerance) {
+        MatrixX Y = Kr;
+        ltdl_solve_Lt(m, data, Y);
+        MatrixX Ma = Y.transpose() * data.LD.diagonal().cwiseInverse().asDiagonal() * Y;
+        Ma.diagonal().array() += 1e-12 * std::max(1e-12, Ma.diagonal().maxCoeff());
+        VectorX dv = Kr * Ma.partialPivLu().solve(-err);
+        ltdl_solve(m, data, dv);
+        v += dv;
+        changed = true;
+      }
+    }
+    if (changed) ++stats.projections;
+    return changed;
+  }
+
+  void restart_stepper(double dt) {
+    const Model& m = model();
+    VectorX y(m.nq() + m.nv());
+    y << q, v;
+    stepper->initialize(y, t, std::clamp(dt, opt.min_step, opt.max_step));
+    rhs_fn = [this](const VectorX& yy, VectorX& dy, double tt) { rhs(yy, dy, tt); };
+  }
+  std::function<void(const VectorX&, VectorX&, double)> rhs_fn;
+
+  void track_penetration(const VectorX& qq) {
+    unchecked::forward_kinematics(model(), data, qq);
+    detector.detect(model(), data, touching);
+    for (const Contact& c : touching) stats.max_penetration = std::max(stats.max_penetration, -c.gap);
+  }
+
+  // Samples the controller; false (with the reason in result) when its
+  // output is unusable.
+  bool sample_controller(SimulationResult& result) {
+    if (!controller) return true;
+    VectorX qs = q;
+    normalize_configuration(model(), qs);
+    controller(t, qs, v, tau);
+    next_sample = t + period;
+    if (tau.size() != model().nv()) {
+      return fail(result, SimulationStatus::Failed,
+                  "the controller returned " + std::to_string(tau.size()) + " torques at t = " + fmt(t) + ", expected nv = " +
+                      std::to_string(model().nv()));
+    }
+    for (Eigen::Index i = 0; i < tau.size(); ++i) {
+      if (!std::isfinite(tau(i))) {
+        return fail(result, SimulationStatus::NonFinite,
+                    "the controller returned tau[" + std::to_string(i) + "] = " + fmt(tau(i)) + " at t = " + fmt(t));
+      }
+    }
+    if (opt.torque_limits) tau = tau.cwiseMax(-model().effort_limit()).cwiseMin(model().effort_limit());
+    return true;
+  }
+
+  // ---- the main loop (Table 11.1) --------------------------------------------------------------
+  SimulationResult run_until(double until, Recorder* recorder) {
+    const auto wall0 = std::chrono::steady_clock::now();
+    SimulationResult result;
+    rec = recorder;
+    const Model& m = model();
+    if (!initialised) {
+      stats.energy_start = energy_of(q, v);
+      next_output = t;
+      if (!sample_controller(result)) return finish(result, wall0);
+      if (!handle_contacts(result)) return finish(result, wall0);
+      initialised = true;
+    }
+    if (rec && opt.output_rate > 0 && next_output <= t) {
+      record_sample(t, q, v);
+      next_output = t + 1.0 / opt.output_rate;
+    }
+    double dt = opt.initial_step;
+    restart_stepper(dt);
+    const long step_cap = stats.steps + opt.max_steps;
+    VectorX y0(m.nq() + m.nv());
+    while (t < until) {
+      if (stats.steps >= step_cap) return fail_and_finish(result, SimulationStatus::StepLimit, "more than max_steps = " + std::to_string(opt.max_steps) + " steps at t = " + fmt(t), wall0);
+      y0 << q, v;
+      double t0, t1;
+      try {
+        const auto span = stepper->do_step(rhs_fn);
+        t0 = span.first;
+        t1 = span.second;
+      } catch (const std::exception& e) {
+        return fail_and_finish(result, SimulationStatus::StepUnderflow,
+                               "the integrator could not take a step at t = " + fmt(t) + ": " + e.what(), wall0);
+      }
+      ++stats.steps;
+      // A run whose time stops advancing (steps far below every event and
+      // output scale, step after step) ends instead of crawling forever.
+      if (t1 - t0 < 1e3 * opt.min_step) {
+        if (++tiny_steps > 10000) {
+          return fail_and_finish(result, SimulationStatus::StepUnderflow,
+                                 "10000 steps shorter than " + fmt(1e3 * opt.min_step) + " s in a row at t = " + fmt(t0) +
+                                     contact_summary(),
+                                 wall0);
+        }
+      } else {
+        tiny_steps = 0;
+      }
+      const VectorX& y1 = stepper->current_state();
+      if (!y1.allFinite()) {
+        return fail_and_finish(result, SimulationStatus::NonFinite, "the state became non-finite at t ≈ " + fmt(t1) + contact_summary(), wall0);
+      }
+      if (t1 - t0 < opt.min_step && t1 < until) {
+        return fail_and_finish(result, SimulationStatus::StepUnderflow,
+                               "the step fell to " + fmt(t1 - t0) + " s (below min_step) at t = " + fmt(t0) + contact_summary(), wall0);
+      }
+      // Witnesses at both ends of the step; the earliest crossing wins.
+      build_witnesses(y1.head(m.nq()));
+      evaluate_witnesses(y0, w0);
+      VectorX y1c = y1;
+      evaluate_witnesses(y1c, w1);
+      double t_event = kInf;
+      for (std::size_t i = 0; i < witnesses.size(); ++i) {
+        double a = t0, fa = w0(i), b = t1, fb = w1(i);
+        if (witnesses[i].kind == WitnessKind::Gap && witnesses[i].candidate && fa < opt.contact_tolerance) {
+          // A contact touching at the step's start but not current: one just
+          // released by an impact, separating. Its gap opens first; bracket
+          // the return to zero from a point where the gap is open.
+          if (fb > 0.0) continue;
+          bool open = false;
+          for (double delta = 0.5 * (t1 - t0); delta > opt.event_time_tolerance; delta *= 0.5) {
+            const double fs = witness_at(i, t0 + delta);
+            if (fs > 0.0) {
+              a = t0 + delta;
+              fa = fs;
+              open = true;
+              break;
+            }
+          }
+          // Never opened: it is still touching; handle it at the start.
+          if (!open) t_event = std::min(t_event, t0);
+          if (!open) continue;
+        }
+        if (fa <= 0.0) {
+          // Already past the surface at the start (found late): handle it now.
+          if (witnesses[i].kind == WitnessKind::Gap && fb <= 0.0) t_event = std::min(t_event, t0);
+          continue;
+        }
+        if (fb > 0.0) {
+          // Guard against two crossings in one step: sample inside where
+          // the witness comes close to zero.
+          if (fb < 0.5 * std::abs(fa - fb) || fb < 0.1 * fa) {
+            for (int s = 1; s <= 3; ++s) {
+              const double ts = t0 + (t1 - t0) * s / 4.0;
+              const double fs = witness_at(i, ts);
+              if (fs <= 0.0) {
+                b = ts;
+                fb = fs;
+                break;
+              }
+              a = ts;
+              fa = fs;
+            }
+          }
+          if (fb > 0.0) continue;
+        }
+        t_event = std::min(t_event, locate(i, a, fa, b, fb));
+      }
+      const double t_next = std::min({t_event, next_sample, until});
+      if (t_next < t1) {
+        record_outputs_until(t_next, false);
+        stepper->calc_state(t_next, ystate);
+        q = ystate.head(m.nq());
+        v = ystate.tail(m.nv());
+        t = t_next;
+        if (t_event <= t_next) {
+          if (!register_event(result)) return finish(result, wall0);
+          if (!handle_contacts(result)) return finish(result, wall0);
+        }
+        if (next_sample <= t && !sample_controller(result)) return finish(result, wall0);
+        record_sample_if_event(t_event <= t_next);
+        restart_stepper(std::max(opt.min_step, stepper_dt(t0, t1)));
+        continue;
+      }
+      // The whole step is accepted.
+      record_outputs_until(t1, true);
+      q = y1.head(m.nq());
+      v = y1.tail(m.nv());
+      t = t1;
+      track_penetration(q);
+      bool restart = false;
+      if (next_sample <= t) {
+        if (!sample_controller(result)) return finish(result, wall0);
+        restart = true;
+      }
+      if (!current.empty() && project()) restart = true;
+      const double quat_error = quaternion_error();
+      if (quat_error > 1e-10) {
+        normalize_configuration(m, q);
+        restart = true;
+      }
+      if (restart) restart_stepper(stepper_dt(t0, t1));
+    }
+    result.status = SimulationStatus::Finished;
+    result.message = "finished at t = " + fmt(t);
+    return finish(result, wall0);
+  }
+
+  double stepper_dt(double t0, double t1) const {
+    const double proposed = stepper->current_time_step();
+    return std::isfinite(proposed) && proposed > 0 ? proposed : (t1 - t0);
+  }
+
+  double quaternion_error() const {
+    double worst = 0.0;
+    for (int i = 1; i < model().nbodies(); ++i) {
+      const Joint& j = model().joint(i);
+      if (j.type == JointType::FreeFlyer) worst = std::max(worst, std::abs(q.segment<4>(j.q_index + 3).norm() - 1.0));
+    }
+    return worst;
+  }
+
+  void record_sample_if_event(bool event) {
+    if (event && rec) record_sample(t, q, v);
+  }
+
+  bool register_event(SimulationResult& result) {
+    if (stats.events >= opt.max_events) {
+      return fail(result, SimulationStatus::EventLimit, "more than max_events = " + std::to_string(opt.max_events) + " events by t = " + fmt(t) + contact_summary());
+    }
+    if (t - last_event_time < opt.event_time_tolerance) {
+      if (++events_at_same_time > 1000) {
+        return fail(result, SimulationStatus::EventLimit,
+                    "events keep recurring at t = " + fmt(t) + " without time advancing (chattering contacts)" + contact_summary());
+      }
+    } else {
+      events_at_same_time = 0;
+    }
+    last_event_time = t;
+    return true;
+  }
+
+  std::string contact_summary() const {
+    if (current.empty()) return "";
+    std::string s = " (contacts: ";
+    for (std::size_t i = 0; i < current.size(); ++i) s += (i ? ", " : "") + name_of(current[i].contact);
+    return s + ")";
+  }
+
+  SimulationResult fail_and_finish(SimulationResult& result, SimulationStatus status, const std::string& message,
+                                   std::chrono::steady_clock::time_point wall0) {
+    fail(result, status, message);
+    return finish(result, wall0);
+  }
+
+  SimulationResult finish(SimulationResult& result, std::chrono::steady_clock::time_point wall0) {
+    result.time = t;
+    stats.energy_end = energy_of(q, v);
+    stats.wall_time += std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    result.statistics = stats;
+    rec = nullptr;
+    return result;
+  }
+};
+
+Simulator::Simulator(World world, const SimulationOptions& options)
+    : impl_(std::make_unique<Impl>(std::move(world), options)) {}
+Simulator::~Simulator() = default;
+Simulator::Simulator(Simulator&&) noexcept = default;
+Simulator& Simulator::operator=(Simulator&&) noexcept = default;
+
+void Simulator::set_controller(ControllerFunction controller, double period) {
+  if (!(period > 0.0) || !std::isfinite(period)) throw ArgumentError("controller period must be positive and finite");
+  impl_->controller = std::move(controller);
+  impl_->period = period;
+  impl_->next_sample = impl_->t;
+}
+
+SimulationResult Simulator::run(Recorder* recorder) { return impl_->run_until(impl_->opt.duration, recorder); }
+
+SimulationResult Simulator::run_until(double until, Recorder* recorder) {
+  if (!std::isfinite(until)) throw ArgumentError("run_until: the end time must be finite");
+  return impl_->run_until(until, recorder);
+}
+
+double Simulator::time() const { return impl_->t; }
+const VectorX& Simulator::q() const { return impl_->q; }
+const VectorX& Simulator::v() const { return impl_->v; }
+const World& Simulator::world() const { return impl_->world; }
+const SimulationOptions& Simulator::options() const { return impl_->opt; }
+const std::vector<Contact>& Simulator::current_contacts() const { return impl_->current_view; }
+double Simulator::energy() const { return impl_->energy_of(impl_->q, impl_->v); }
+std::string Simulator::contact_name(const Contact& c) const { return impl_->name_of(c); }
+
+}  // namespace plume

@@ -1,0 +1,340 @@
+// The event-driven simulator against closed forms and conservation laws
+// (issue checks: bouncing ball, falling rod, Newton's cradle, bowling ball,
+// energy, quadruped demo, determinism, failures).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "plume/algorithms/crba.hpp"
+#include "plume/algorithms/jacobians.hpp"
+#include "plume/algorithms/kinematics.hpp"
+#include "plume/sim/simulator.hpp"
+#include "test_utils.hpp"
+
+using namespace plume;
+using namespace plume::test;
+
+namespace {
+
+constexpr double g = 9.81;
+
+World single(const std::string& name, const Model& m, const VectorX& q0, const VectorX& v0, double mu, double e,
+             bool ground = true) {
+  WorldBuilder wb;
+  wb.add_model(name, m, q0, v0);
+  if (ground) wb.add_environment(ground_plane());
+  ContactParameters cp;
+  cp.mu = mu;
+  cp.restitution = e;
+  wb.set_default_contact(cp);
+  return wb.build();
+}
+
+std::vector<SimulationEvent> of_kind(const MemoryRecorder& r, EventKind k) {
+  std::vector<SimulationEvent> out;
+  for (const SimulationEvent& e : r.events) {
+    if (e.kind == k) out.push_back(e);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(Simulator, BouncingBallMatchesItsClosedForm) {
+  // Drop height h (gap), restitution e: t_k = t₁(1 + 2e + … + 2e^{k−1}),
+  // t₁ = √(2h/g), apex heights e^{2k} h, rest near t∞ = t₁(1+e)/(1−e).
+  const Model ball = load_model("ball.urdf", urdf::RootJoint::FreeFlyer);
+  const double h = 1.0, e = 0.8, r = 0.1;
+  VectorX q0 = neutral_configuration(ball);
+  q0(2) = h + r;
+  SimulationOptions o;
+  o.duration = 5.0;
+  o.output_rate = 20;
+  Simulator sim(single("ball", ball, q0, VectorX::Zero(6), 0.0, e), o);
+  MemoryRecorder rec;
+  const SimulationResult res = sim.run(&rec);
+  ASSERT_EQ(res.status, SimulationStatus::Finished) << res.message;
+  const auto impacts = of_kind(rec, EventKind::Impact);
+  ASSERT_GE(impacts.size(), 20u);
+  const double t1 = std::sqrt(2 * h / g);
+  double tk = t1, step = 2 * e * t1;
+  for (int k = 0; k < 20; ++k) {
+    EXPECT_NEAR(impacts[k].time, tk, 1e-8) << "impact " << k + 1;
+    // Apex after impact k: (post-impact speed)² / 2g = e^{2k} h.
+    const double apex = impacts[k].post_normal_velocity * impacts[k].post_normal_velocity / (2 * g);
+    EXPECT_NEAR(apex, std::pow(e, 2 * (k + 1)) * h, 1e-9 * h) << "impact " << k + 1;
+    tk += step;
+    step *= e;
+  }
+  // Below zeno_speed the last impact is plastic and the ball rests.
+  const auto rests = of_kind(rec, EventKind::ZenoRest);
+  ASSERT_EQ(rests.size(), 1u);
+  const double t_inf = t1 * (1 + e) / (1 - e);
+  EXPECT_LT(rests[0].time, t_inf);
+  EXPECT_GT(rests[0].time, t_inf - 1e-3);
+  EXPECT_LT(sim.v().norm(), 1e-8);
+  EXPECT_EQ(sim.current_contacts().size(), 1u);
+  // Energy is kept between impacts and only lost at them.
+  for (std::size_t i = 1; i < rec.energies.size(); ++i) EXPECT_LE(rec.energies[i], rec.energies[i - 1] + 1e-9);
+  EXPECT_LT(res.statistics.max_penetration, 1e-9);
+}
+
+TEST(Simulator, FallingRodOnAFrictionlessFloor) {
+  // A rod (length 2l, mass m) released at 45° with its left end on the floor.
+  const Model rod = load_model("rod.urdf", urdf::RootJoint::Planar);
+  const double th0 = M_PI / 4, l = 1.0;
+  VectorX q0(3);
+  q0 << 0.0, l * std::sin(th0), th0;
+  // m and I about the COM from the model's H (planar joint at the COM).
+  Data d(rod);
+  const MatrixX H = crba(rod, d, q0);
+  const double m = H(0, 0), I = H(2, 2);
+  SimulationOptions o;
+  o.duration = 1.0;
+  o.output_rate = 100;
+  Simulator sim(single("rod", rod, q0, VectorX::Zero(3), 0.0, 0.0), o);
+  MemoryRecorder rec;
+  const SimulationResult res = sim.run(&rec);
+  ASSERT_EQ(res.status, SimulationStatus::Finished) << res.message;
+  // The COM moves vertically only: no horizontal force acts.
+  for (const VectorX& q : rec.q) EXPECT_NEAR(q(0), 0.0, 1e-12);
+  // First impact time from the energy integral: ½(m l² cos²θ + I) θ̇² = m g l (sin θ₀ − sin θ),
+  // T = ∫ dθ/|θ̇| from 0 to θ₀ (θ = θ₀ − s² removes the end singularity).
+  double T = 0.0;
+  const int N = 200000;
+  const double smax = std::sqrt(th0);
+  for (int k = 0; k < N; ++k) {
+    const double s = (k + 0.5) * smax / N, th = th0 - s * s;
+    const double thdot = std::sqrt(2 * m * g * l * (std::sin(th0) - std::sin(th)) / (m * l * l * std::cos(th) * std::cos(th) + I));
+    T += 2 * s / thdot * smax / N;
+  }
+  const auto impacts = of_kind(rec, EventKind::Impact);
+  ASSERT_EQ(impacts.size(), 2u);  // both ends take part in one impact
+  EXPECT_NEAR(impacts[0].time, T, 1e-8);
+  // The resting end never lifts off before the impact.
+  for (const SimulationEvent& ev : rec.events) {
+    if (ev.kind == EventKind::ContactLoss) {
+      EXPECT_GT(ev.time, T - 1e-6);
+    }
+  }
+  // The two-contact plastic impact stops the rod: with θ̇ at impact,
+  // λ_R + λ_L = −m l θ̇ and λ_R − λ_L = −I θ̇ / l.
+  const double thdot = -std::sqrt(2 * m * g * l * std::sin(th0) / (m * l * l + I));
+  const double lR = -thdot * (m * l + I / l) / 2, lL = -thdot * (m * l - I / l) / 2;
+  for (const SimulationEvent& ev : impacts) {
+    const bool right = ev.contact.find("end_right") != std::string::npos;
+    EXPECT_NEAR(ev.impulse, right ? lR : lL, 1e-8) << ev.contact;
+    EXPECT_NEAR(ev.post_normal_velocity, 0.0, 1e-9);
+    if (right) {
+      EXPECT_NEAR(ev.pre_normal_velocity, 2 * l * thdot, 1e-8);
+    }
+  }
+  // At rest with each end carrying half the weight.
+  EXPECT_LT(sim.v().norm(), 1e-8);
+  int samples = 0;
+  for (const ContactSample& c : rec.contacts) {
+    if (c.time < 0.9) continue;
+    EXPECT_NEAR(c.normal_force, m * g / 2, 1e-6) << c.contact;
+    ++samples;
+  }
+  EXPECT_GT(samples, 10);
+}
+
+TEST(Simulator, NewtonsCradleHasSequentialImpacts) {
+  // Five balls 1 mm apart on frictionless sliders, e = 1, the first struck.
+  const Model row = load_model("balls_row.urdf", urdf::RootJoint::Fixed);
+  VectorX v0 = VectorX::Zero(5);
+  v0(0) = 1.0;
+  SimulationOptions o;
+  o.duration = 0.1;
+  o.output_rate = 0;
+  Simulator sim(single("cradle", row, VectorX::Zero(5), v0, 0.0, 1.0, false), o);
+  MemoryRecorder rec;
+  const SimulationResult res = sim.run(&rec);
+  ASSERT_EQ(res.status, SimulationStatus::Finished) << res.message;
+  const auto impacts = of_kind(rec, EventKind::Impact);
+  ASSERT_EQ(impacts.size(), 4u);
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_NEAR(impacts[k].time, 0.001 * (k + 1), 1e-9);  // 1 mm gaps at 1 m/s, one at a time
+    EXPECT_EQ(impacts[k].contact.find("ball_" + std::to_string(k + 1)), impacts[k].contact.find("ball_"));
+  }
+  EXPECT_NEAR(sim.v()(4), 1.0, 1e-9);
+  EXPECT_LT(sim.v().head<4>().norm(), 1e-9);
+  const double mass = 0.2;
+  EXPECT_NEAR(mass * sim.v().sum(), mass * 1.0, 1e-9);       // momentum
+  EXPECT_NEAR(sim.energy(), 0.5 * mass * 1.0, 1e-9);         // energy
+}
+
+TEST(Simulator, BowlingBallStopsSlippingAtTwoSeventh) {
+  // A sphere launched sliding at v₀ without spin: friction μ m g decelerates it
+  // until it rolls, at t = 2 v₀/(7 μ g), then it rolls at 5 v₀/7.
+  const Model ball = load_model("ball.urdf", urdf::RootJoint::FreeFlyer);
+  const double v0 = 2.0, mu = 0.2, r = 0.1;
+  VectorX q0 = neutral_configuration(ball);
+  q0(2) = r;
+  VectorX vv = VectorX::Zero(6);
+  vv(3) = v0;
+  SimulationOptions o;
+  o.duration = 0.6;
+  o.output_rate = 50;
+  Simulator sim(single("ball", ball, q0, vv, mu, 0.0), o);
+  MemoryRecorder rec;
+  const SimulationResult res = sim.run(&rec);
+  ASSERT_EQ(res.status, SimulationStatus::Finished) << res.message;
+  const auto sticks = of_kind(rec, EventKind::Stick);
+  ASSERT_EQ(sticks.size(), 1u);
+  EXPECT_NEAR(sticks[0].time, 2 * v0 / (7 * mu * g), 1e-8);
+  // Rolling: world velocity 5 v₀/7 along x, ω = v/r about y.
+  const Eigen::Quaterniond rq(sim.q().segment<4>(3));
+  const Vec3 vw = rq * Vec3(sim.v().segment<3>(3));
+  const Vec3 ww = rq * Vec3(sim.v().segment<3>(0));
+  EXPECT_NEAR(vw.x(), 5 * v0 / 7, 1e-8);
+  EXPECT_NEAR(vw.z(), 0.0, 1e-9);
+  EXPECT_NEAR(ww.y(), 5 * v0 / 7 / r, 1e-7);
+}
+
+TEST(Simulator, EnergyIsConservedWithoutContact) {
+  for (const bool humanoid : {false, true}) {
+    const Model m = humanoid ? load_model("humanoid.urdf", urdf::RootJoint::FreeFlyer)
+                             : load_model("double_pendulum.urdf", urdf::RootJoint::Fixed);
+    VectorX q0 = random_configuration(m, 5);
+    if (humanoid) q0(2) = 100.0;  // free flight, nothing to touch
+    std::mt19937_64 gen(1);
+    const VectorX v0 = random_vector(gen, m.nv());
+    SimulationOptions o;
+    o.duration = 10.0;
+    o.output_rate = 10;
+    o.abs_tol = o.rel_tol = 1e-12;
+    o.joint_limits = false;
+    Simulator sim(single("m", m, q0, v0, 0.0, 0.0, false), o);
+    MemoryRecorder rec;
+    const SimulationResult res = sim.run(&rec);
+    ASSERT_EQ(res.status, SimulationStatus::Finished) << res.message;
+    double drift = 0.0;
+    for (double e : rec.energies) drift = std::max(drift, std::abs(e - rec.energies.front()));
+    EXPECT_LT(drift, 1e-8) << (humanoid ? "humanoid" : "double pendulum");
+    // Quaternions stay unit.
+    if (humanoid) {
+      for (const VectorX& q : rec.q) EXPECT_NEAR(q.segment<4>(3).norm(), 1.0, 1e-12);
+    }
+  }
+}
+
+namespace {
+
+struct QuadrupedDemo {
+  World world;
+  PdController pd;
+  VectorX stand;
+  QuadrupedDemo() {
+    const Model quad = load_model("quadruped.urdf", urdf::RootJoint::FreeFlyer);
+    stand = neutral_configuration(quad);
+    stand(2) = 0.45;  // about 12 mm above standing height
+    for (int leg = 0; leg < 4; ++leg) {
+      stand(7 + 3 * leg) = 0.0;
+      stand(8 + 3 * leg) = 0.8;
+      stand(9 + 3 * leg) = -1.6;
+    }
+    world = single("quad", quad, stand, VectorX::Zero(18), 1.0, 0.0);
+    pd.kp = VectorX::Zero(18);
+    pd.kd = VectorX::Zero(18);
+    // Stable at 1 kHz with zero-order hold on these light links.
+    pd.kp.tail<12>().setConstant(400.0);
+    pd.kd.tail<12>().setConstant(20.0);
+    pd.q_target = stand;
+  }
+};
+
+}  // namespace
+
+TEST(Simulator, QuadrupedStandsOnItsFeet) {
+  QuadrupedDemo demo;
+  SimulationOptions o;
+  o.duration = 1.5;
+  o.output_rate = 100;
+  Simulator sim(demo.world, o);
+  sim.set_controller(demo.pd.function(demo.world.model()), 1e-3);
+  MemoryRecorder rec;
+  const SimulationResult res = sim.run(&rec);
+  ASSERT_EQ(res.status, SimulationStatus::Finished) << res.message;
+  EXPECT_LT(res.statistics.max_penetration, 1e-6);
+  EXPECT_EQ(sim.current_contacts().size(), 4u);
+  EXPECT_TRUE(of_kind(rec, EventKind::Slip).empty());  // μ = 1: the feet do not slip
+  // Standing within 1 s: after that the trunk barely moves.
+  for (std::size_t i = 0; i < rec.times.size(); ++i) {
+    if (rec.times[i] >= 1.0) {
+      EXPECT_LT(rec.v[i].norm(), 5e-3) << "t = " << rec.times[i];
+    }
+  }
+  // The feet roll (spheres) but never slide: the material point of each
+  // foot at its ground contact has no tangential velocity.
+  const Model& m = demo.world.model();
+  Data d(m);
+  int checked = 0;
+  for (std::size_t i = 0; i < rec.times.size(); ++i) {
+    if (rec.times[i] < 0.06) continue;  // landed at ≈ 0.049 s
+    forward_kinematics(m, d, rec.q[i], rec.v[i]);
+    for (const CollisionShape& s : m.collisions()) {
+      const auto* sphere = std::get_if<Sphere>(&s.geometry);
+      if (!sphere) continue;
+      const Vec3 centre = d.X0[s.body].inverse_transform_point(s.placement.inverse_transform_point(Vec3::Zero()));
+      const Vec3 contact_point = centre - sphere->radius * Vec3::UnitZ();
+      const Vec3 u = point_velocity(m, d, s.body, d.X0[s.body].transform_point(contact_point));
+      EXPECT_LT(u.head<2>().norm(), 1e-6) << s.name << " at t = " << rec.times[i];
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 100);
+}
+
+TEST(Simulator, RunsAreBitForBitDeterministic) {
+  QuadrupedDemo demo;
+  SimulationOptions o;
+  o.duration = 0.2;
+  o.output_rate = 200;
+  MemoryRecorder a, b;
+  for (MemoryRecorder* rec : {&a, &b}) {
+    Simulator sim(demo.world, o);
+    sim.set_controller(demo.pd.function(demo.world.model()), 1e-3);
+    ASSERT_EQ(sim.run(rec).status, SimulationStatus::Finished);
+  }
+  ASSERT_EQ(a.q.size(), b.q.size());
+  for (std::size_t i = 0; i < a.q.size(); ++i) {
+    EXPECT_EQ(a.times[i], b.times[i]);
+    EXPECT_TRUE((a.q[i].array() == b.q[i].array()).all());
+    EXPECT_TRUE((a.v[i].array() == b.v[i].array()).all());
+  }
+  ASSERT_EQ(a.events.size(), b.events.size());
+}
+
+TEST(Simulator, FailuresKeepWhatWasComputed) {
+  const Model ball = load_model("ball.urdf", urdf::RootJoint::FreeFlyer);
+  VectorX q0 = neutral_configuration(ball);
+  q0(2) = 1.0;
+  SimulationOptions o;
+  o.duration = 1.0;
+  o.output_rate = 100;
+  Simulator sim(single("ball", ball, q0, VectorX::Zero(6), 0.0, 0.5), o);
+  // A controller that blows up at t = 0.3 s.
+  sim.set_controller([](double t, const VectorX&, const VectorX&, VectorX& tau) {
+    tau.setZero();
+    if (t >= 0.3) tau(5) = std::nan("");
+  }, 0.01);
+  MemoryRecorder rec;
+  const SimulationResult res = sim.run(&rec);
+  EXPECT_EQ(res.status, SimulationStatus::NonFinite) << res.message;
+  EXPECT_NE(res.message.find("tau[5]"), std::string::npos) << res.message;
+  EXPECT_NE(res.message.find("t = 0.3"), std::string::npos) << res.message;
+  EXPECT_GE(rec.times.size(), 30u);  // the samples before the failure are kept
+  EXPECT_NEAR(res.time, 0.3, 1e-12);
+  // Step underflow: a tolerance no step can meet.
+  SimulationOptions bad = o;
+  bad.abs_tol = bad.rel_tol = 1e-300;
+  bad.min_step = 1e-9;
+  Simulator sim2(single("ball", ball, q0, VectorX::Zero(6), 0.0, 0.5), bad);
+  MemoryRecorder rec2;
+  const SimulationResult r2 = sim2.run(&rec2);
+  EXPECT_EQ(r2.status, SimulationStatus::StepUnderflow) << r2.message;
+  EXPECT_NE(r2.message.find("t = "), std::string::npos) << r2.message;
+  EXPECT_FALSE(rec2.times.empty());
+}
