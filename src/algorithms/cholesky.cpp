@@ -115,6 +115,18 @@ void ltdl_solve_Lt(const Model& model, const Data& data, Eigen::Ref<MatrixX> X) 
   for (Eigen::Index c = 0; c < X.cols(); ++c) solve_Lt(model, data.LD, X.col(c).data());
 }
 
+void ltdl_solve_Lt_rows(const Model& model, const Data& data, Eigen::Ref<MatrixX> Xt) {
+  const RowMatrixX& A = data.LD;
+  for (int i = model.nv() - 1; i >= 0; --i) {
+    const auto xi = Xt.col(i);
+    for (int e = model.dof_parent(i); e >= 0;) {
+      const int s = model.dof_run_start(e);
+      for (int j = s; j <= e; ++j) Xt.col(j) -= A(i, j) * xi;
+      e = model.dof_parent(s);
+    }
+  }
+}
+
 void ltdl_solve_L(const Model& model, const Data& data, Eigen::Ref<MatrixX> X) {
   for (Eigen::Index c = 0; c < X.cols(); ++c) solve_L(model, data.LD, X.col(c).data());
 }

@@ -8,8 +8,10 @@
 #include <limits>
 #include <sstream>
 
+#include <Eigen/Cholesky>
 #include <Eigen/LU>
 
+#include "plume/algorithms/aba.hpp"
 #include "plume/algorithms/cholesky.hpp"
 #include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/energy.hpp"
@@ -71,11 +73,10 @@ struct Simulator::Impl {
   // Workspace of the constrained dynamics.
   std::vector<Contact> act;
   std::vector<int> act_track;
-  MatrixX T, D, K, G, YK, YG, A;
+  MatrixX T, D, K, G, YK, YG, KD, A;
   VectorX Tdv, Ddv, b, lam, a0, x, ydot;
   std::vector<double> fn;
   std::vector<Eigen::Vector2d> ft;
-  bool have_forces = false;
 
   // Event bookkeeping.
   std::vector<Contact> candidates, touching;
@@ -189,15 +190,87 @@ struct Simulator::Impl {
   // q̈ with the active contacts as equalities: normal rows for every active
   // contact, tangential rows for sticking ones; sliding ones push along
   // t − μ s. Contact forces in fn / ft when `forces`.
+  // The last evaluation of dynamics(): at the same (q, v) it is reused, and
+  // when only τ changed (a controller sample) it is corrected through the
+  // factorisation it left behind instead of being recomputed.
+  struct Memo {
+    bool valid = false;
+    VectorX q, v, tau, qdd;
+    int rows = 0;
+  } memo;
+  Eigen::PartialPivLU<MatrixX> lu;
+  VectorX dtau, du;
+
+  bool same_state(const VectorX& qq, const VectorX& vv) const {
+    return memo.valid && qq.size() == memo.q.size() && (qq.array() == memo.q.array()).all() &&
+           (vv.array() == memo.v.array()).all();
+  }
+
   void dynamics(const VectorX& qq, const VectorX& vv, Eigen::Ref<VectorX> qdd, bool forces) {
+    if (same_state(qq, vv)) {
+      if ((tau.array() != memo.tau.array()).any()) correct_for_tau();
+      qdd = memo.qdd;
+      if (forces) fill_forces(vv);
+      return;
+    }
+    dynamics_full(qq, vv, qdd);
+    memo.q = qq;
+    memo.v = vv;
+    memo.tau = tau;
+    memo.qdd = qdd;
+    memo.valid = true;
+    if (forces) fill_forces(vv);
+  }
+
+  // q̈ and λ for a new τ at the memo's state: Δq̈ = H⁻¹Δτ + H⁻¹G Δλ with
+  // A Δλ = −Kᵀ H⁻¹ Δτ (the same factorisations).
+  void correct_for_tau() {
+    const Model& m = model();
+    dtau = tau - memo.tau;
+    memo.tau = tau;
+    if (act.empty()) {
+      // No constraints: ABA again (the memo holds no factor then).
+      qn = memo.q;
+      normalize_configuration(m, qn);
+      memo.qdd = unchecked::aba(m, data, qn, memo.v, applied_tau(memo.v));
+      return;
+    }
+    du = dtau;
+    ltdl_solve(m, data, du);
+    const int rows = memo.rows;
+    const VectorX rhs = -(K.leftCols(rows).transpose() * du);
+    const VectorX dl = symmetric ? VectorX(llt.solve(rhs)) : VectorX(lu.solve(rhs));
+    lam.head(rows) += dl;
+    x.noalias() = YG.topRows(rows).transpose() * dl;
+    x.array() /= data.LD.diagonal().array();
+    ltdl_solve_L(m, data, x);
+    memo.qdd += du + x;
+  }
+
+  VectorX tau_applied;
+  const VectorX& applied_tau(const VectorX& vv) {
+    tau_applied = tau;
+    if (opt.joint_damping) tau_applied -= model().damping().cwiseProduct(vv);
+    return tau_applied;
+  }
+
+  void dynamics_full(const VectorX& qq, const VectorX& vv, Eigen::Ref<VectorX> qdd) {
     const Model& m = model();
     qn = qq;
     normalize_configuration(m, qn);
+    act.clear();
+    act_track.clear();
+    bool any_active = false;
+    for (const Tracked& tr : current) any_active |= tr.active;
+    if (!any_active) {
+      // Free motion: the articulated-body algorithm, O(n).
+      qdd = unchecked::aba(m, data, qn, vv, applied_tau(vv));
+      memo.rows = 0;
+      return;
+    }
     unchecked::forward_kinematics(m, data, qn, vv, zero_nv);
     unchecked::crba(m, data, qn);
     unchecked::ltdl(m, data);
-    act.clear();
-    act_track.clear();
     bool friction = false;
     for (std::size_t k = 0; k < current.size(); ++k) {
       if (!current[k].active) continue;
@@ -214,26 +287,18 @@ struct Simulator::Impl {
       if (friction) tangent_jacobian(m, data, act, 2, D.leftCols(2 * na), Ddv.head(2 * na));
     }
     // a0 = H⁻¹(τ + τ_passive − C); the bias pass overwrites the q̈ = 0 kinematics.
-    a0 = tau - unchecked::bias_forces(m, data, qn, vv);
-    if (opt.joint_damping) a0 -= m.damping().cwiseProduct(vv);
+    a0 = applied_tau(vv) - unchecked::bias_forces(m, data, qn, vv);
     ltdl_solve(m, data, a0);
-    have_forces = forces;
-    if (forces) {
-      fn.assign(na, 0.0);
-      ft.assign(na, Eigen::Vector2d::Zero());
-    }
-    if (na == 0) {
-      qdd = a0;
-      return;
-    }
     // Rows: K (constraint directions), G (force directions), b (velocity products).
     int rows = 0;
+    sliding = false;
     for (int a = 0; a < na; ++a) {
       const Tracked& tr = current[act_track[a]];
       K.col(rows) = T.col(a);
       G.col(rows) = T.col(a);
       b(rows) = Tdv(a);
       if (tr.mode == ContactMode::Sliding && tr.mu > 0.0) {
+        sliding = true;
         const Vec2 c = sliding_direction(a, vv);
         G.col(rows) -= tr.mu * (c.x() * D.col(2 * a) + c.y() * D.col(2 * a + 1));
       }
@@ -247,39 +312,70 @@ struct Simulator::Impl {
         }
       }
     }
-    auto Kr = K.leftCols(rows);
-    auto Gr = G.leftCols(rows);
-    auto YKr = YK.leftCols(rows);
-    auto YGr = YG.leftCols(rows);
-    YKr = Kr;
-    ltdl_solve_Lt(m, data, YKr);
-    YGr = Gr;
-    ltdl_solve_Lt(m, data, YGr);
+    // With Y = L⁻ᵀK (rows of YK here: one per constraint) the system is
+    // A λ = −(Kᵀ a0 + K̇ᵀq̇), A = Kᵀ H⁻¹ G = (L⁻ᵀK)ᵀ D⁻¹ (L⁻ᵀG).
+    auto Kt = YK.topRows(rows);
+    for (int r = 0; r < rows; ++r) Kt.row(r) = K.col(r).transpose();
+    auto rhs = b.head(rows);
+    rhs = -(Kt * a0 + rhs);
+    ltdl_solve_Lt_rows(m, data, Kt);
     const auto Dinv = data.LD.diagonal().cwiseInverse();
+    symmetric = !sliding;
     auto Ar = A.topLeftCorner(rows, rows);
-    Ar.noalias() = YKr.transpose() * (Dinv.asDiagonal() * YGr);
+    auto Gt = YG.topRows(rows);
+    auto Ks = KD.topRows(rows);  // rows of L⁻ᵀK scaled by D⁻¹
+    Ks = Kt * Dinv.asDiagonal();
+    if (symmetric) {
+      Gt = Kt;
+    } else {
+      for (int r = 0; r < rows; ++r) Gt.row(r) = G.col(r).transpose();
+      ltdl_solve_Lt_rows(m, data, Gt);
+    }
+    // A = Σ_dofs (column of Ks)(column of Gt)ᵀ: rank-one updates over
+    // contiguous columns.
+    Ar.setZero();
+    for (int d = 0; d < m.nv(); ++d) {
+      const auto u = Ks.col(d);
+      const auto w = Gt.col(d);
+      for (int j = 0; j < rows; ++j) {
+        const double wj = w(j);
+        if (wj != 0.0) Ar.col(j) += wj * u;
+      }
+    }
     // Dependent constraints (four corners of a flat face) leave A singular:
     // a tiny regularisation picks the minimum-norm forces, q̈ is unaffected.
     const double delta = 1e-12 * std::max(1e-12, Ar.diagonal().cwiseAbs().maxCoeff());
     Ar.diagonal().array() += delta;
-    auto rhs = b.head(rows);
-    rhs = -(Kr.transpose() * a0 + rhs);
-    lam.head(rows) = Ar.partialPivLu().solve(rhs);
-    x.noalias() = YGr * lam.head(rows);
+    if (symmetric) {
+      llt.compute(Ar);
+      lam.head(rows) = llt.solve(rhs);
+    } else {
+      lu.compute(Ar);
+      lam.head(rows) = lu.solve(rhs);
+    }
+    x.noalias() = Gt.transpose() * lam.head(rows);
     x.array() *= Dinv.array();
     ltdl_solve_L(m, data, x);
     qdd = a0 + x;
-    if (forces) {
-      rows = 0;
-      for (int a = 0; a < na; ++a) {
-        const Tracked& tr = current[act_track[a]];
-        fn[a] = lam(rows++);
-        if (tr.mode == ContactMode::Sliding && tr.mu > 0.0) {
-          ft[a] = -tr.mu * fn[a] * sliding_direction(a, vv);
-        } else if (tr.mu > 0.0) {
-          ft[a] = Eigen::Vector2d(lam(rows), lam(rows + 1));
-          rows += 2;
-        }
+    memo.rows = rows;
+  }
+  bool symmetric = true, sliding = false;
+  Eigen::LLT<MatrixX> llt;
+
+  // Contact forces of the memo's evaluation: normal λ and friction per active contact.
+  void fill_forces(const VectorX& vv) {
+    const int na = static_cast<int>(act.size());
+    fn.assign(na, 0.0);
+    ft.assign(na, Eigen::Vector2d::Zero());
+    int rows = 0;
+    for (int a = 0; a < na; ++a) {
+      const Tracked& tr = current[act_track[a]];
+      fn[a] = lam(rows++);
+      if (tr.mode == ContactMode::Sliding && tr.mu > 0.0) {
+        ft[a] = -tr.mu * fn[a] * sliding_direction(a, vv);
+      } else if (tr.mu > 0.0) {
+        ft[a] = Eigen::Vector2d(lam(rows), lam(rows + 1));
+        rows += 2;
       }
     }
   }
@@ -308,8 +404,9 @@ struct Simulator::Impl {
     D.resize(nv, 2 * cap);
     K.resize(nv, 3 * cap);
     G.resize(nv, 3 * cap);
-    YK.resize(nv, 3 * cap);
-    YG.resize(nv, 3 * cap);
+    YK.resize(3 * cap, nv);
+    YG.resize(3 * cap, nv);
+    KD.resize(3 * cap, nv);
     A.resize(3 * cap, 3 * cap);
     Tdv.resize(cap);
     Ddv.resize(2 * cap);
@@ -374,9 +471,8 @@ struct Simulator::Impl {
     return -1;
   }
 
-  void build_witnesses(const VectorX& q1) {
-    witnesses.clear();
-    // New contacts near or inside a surface at the step's end.
+  // New contacts near or inside a surface at the step's end.
+  void add_candidate_witnesses(const VectorX& q1) {
     const double look = std::max(10.0 * opt.contact_tolerance, 1e-6);
     unchecked::forward_kinematics(model(), data, q1);
     detector.detect(model(), data, candidates);
@@ -389,6 +485,11 @@ struct Simulator::Impl {
     for (std::size_t i = 0; i < candidates.size(); ++i) {
       witnesses.push_back({WitnessKind::Gap, static_cast<int>(i), true, 0.0});
     }
+  }
+
+  // The witnesses of the tracked (current) contacts.
+  void build_witnesses_current() {
+    witnesses.clear();
     for (std::size_t i = 0; i < current.size(); ++i) {
       const Tracked& tr = current[i];
       const int idx = static_cast<int>(i);
@@ -519,6 +620,7 @@ struct Simulator::Impl {
   // At time t with state (q, v): impacts, then the new current and active sets.
   bool handle_contacts(SimulationResult& result) {
     const Model& m = model();
+    memo.valid = false;  // the contact solver reuses data and the sets change
     normalize_configuration(m, q);
     detect_all(q, opt.contact_tolerance, touching);
     // Keep tracked contacts that are still touching (by id) with their modes.
@@ -692,6 +794,8 @@ struct Simulator::Impl {
   // sliding velocity of sticking ones) in the metric of H.
   bool project() {
     const Model& m = model();
+    if (!drifted()) return false;
+    memo.valid = false;
     bool changed = false;
     for (int iteration = 0; iteration < 3; ++iteration) {
       normalize_configuration(m, q);
@@ -747,11 +851,38 @@ struct Simulator::Impl {
     return changed;
   }
 
+  // Cheap check before any projection: gaps and normal (and, for sticking
+  // contacts, tangential) velocities of the active contacts.
+  bool drifted() {
+    const Model& m = model();
+    bool any = false;
+    for (const Tracked& tr : current) any |= tr.active;
+    if (!any) return false;
+    qn = q;
+    normalize_configuration(m, qn);
+    unchecked::forward_kinematics(m, data, qn, v);
+    for (const Tracked& tr : current) {
+      if (!tr.active) continue;
+      Contact c = tr.contact;
+      if (c.kind == ContactKind::Shapes) refresh_contact(m, data, c);
+      const ContactKinematics ck = contact_kinematics(m, data, c);
+      if (std::abs(ck.gap) > opt.drift_tolerance || std::abs(ck.gap_rate) > 0.1 * opt.velocity_tolerance) return true;
+      if (tr.mu > 0.0 && tr.mode != ContactMode::Sliding && c.kind == ContactKind::Shapes) {
+        Vec3 u = ck.velocity_b - ck.velocity_a;
+        u -= u.dot(ck.normal) * ck.normal;
+        if (u.norm() > 0.1 * opt.velocity_tolerance) return true;
+      }
+    }
+    return false;
+  }
+
   void restart_stepper(double dt) {
     const Model& m = model();
     VectorX y(m.nq() + m.nv());
     y << q, v;
-    stepper->initialize(y, t, std::clamp(dt, opt.min_step, opt.max_step));
+    double h = std::clamp(dt, opt.min_step, opt.max_step);
+    if (next_sample > t) h = std::min(h, next_sample - t);  // land on the controller's next sample
+    stepper->initialize(y, t, h);
     rhs_fn = [this](const VectorX& yy, VectorX& dy, double tt) { rhs(yy, dy, tt); };
   }
   std::function<void(const VectorX&, VectorX&, double)> rhs_fn;
@@ -809,6 +940,10 @@ struct Simulator::Impl {
     while (t < until) {
       if (stats.steps >= step_cap) return fail_and_finish(result, SimulationStatus::StepLimit, "more than max_steps = " + std::to_string(opt.max_steps) + " steps at t = " + fmt(t), wall0);
       y0 << q, v;
+      // The witnesses of the current contacts at the step's start, while the
+      // last dynamics evaluation (the memo) is still this state.
+      build_witnesses_current();
+      evaluate_witnesses(y0, w0);
       double t0, t1;
       try {
         const auto span = stepper->do_step(rhs_fn);
@@ -840,10 +975,17 @@ struct Simulator::Impl {
                                "the step fell to " + fmt(t1 - t0) + " s (below min_step) at t = " + fmt(t0) + contact_summary(), wall0);
       }
       // Witnesses at both ends of the step; the earliest crossing wins.
-      build_witnesses(y1.head(m.nq()));
-      evaluate_witnesses(y0, w0);
+      // Then the contacts found near a surface at the step's end.
+      const std::size_t n_current = witnesses.size();
+      add_candidate_witnesses(y1.head(m.nq()));
       VectorX y1c = y1;
-      evaluate_witnesses(y1c, w1);
+      evaluate_witnesses(y1c, w1);  // the memo holds the step's end (FSAL)
+      if (witnesses.size() > n_current) {
+        w0.conservativeResize(static_cast<Eigen::Index>(witnesses.size()));
+        for (std::size_t i = n_current; i < witnesses.size(); ++i) {
+          w0(i) = witness_value(witnesses[i], y0.head(m.nq()), y0.tail(m.nv()));
+        }
+      }
       double t_event = kInf;
       for (std::size_t i = 0; i < witnesses.size(); ++i) {
         double a = t0, fa = w0(i), b = t1, fb = w1(i);

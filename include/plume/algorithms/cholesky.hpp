@@ -25,6 +25,9 @@ void ltdl_solve_columns(const Model& model, const Data& data, Eigen::Ref<MatrixX
 void ltdl_solve_Lt(const Model& model, const Data& data, Eigen::Ref<MatrixX> X);
 /// X ← L⁻¹ X
 void ltdl_solve_L(const Model& model, const Data& data, Eigen::Ref<MatrixX> X);
+/// The same as ltdl_solve_Lt for many right-hand sides stored as the ROWS of
+/// Xt (m × nv): Xt ← (L⁻ᵀ Xtᵀ)ᵀ, vectorised across the m right-hand sides.
+void ltdl_solve_Lt_rows(const Model& model, const Data& data, Eigen::Ref<MatrixX> Xt);
 
 namespace unchecked {
 const RowMatrixX& ltdl(const Model& model, Data& data);
