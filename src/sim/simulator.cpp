@@ -21,6 +21,7 @@
 #include "plume/contact/contact_jacobian.hpp"
 #include "plume/error.hpp"
 #include "sim/dense_stepper.hpp"
+#include "sim/scheme.hpp"
 
 namespace plume {
 
@@ -45,7 +46,8 @@ struct Witness {
 
 }  // namespace
 
-struct Simulator::Impl {
+// Featherstone's Table 11.1: rigid contacts, events on the dense output.
+struct EventDrivenCore {
   // One tracked contact of the current set (touching, ζ = 0).
   struct Tracked {
     Contact contact;
@@ -90,7 +92,7 @@ struct Simulator::Impl {
   long tiny_steps = 0;
   int events_at_same_time = 0;
 
-  Impl(World w, const SimulationOptions& o)
+  EventDrivenCore(World w, const SimulationOptions& o)
       : world(std::move(w)),
         opt(o),
         data(world.model()),
@@ -139,9 +141,6 @@ struct Simulator::Impl {
     if (!(opt.duration >= 0.0) || !std::isfinite(opt.duration)) throw Error("simulation option duration must be finite and non-negative");
     if (!(opt.output_rate >= 0.0) || !std::isfinite(opt.output_rate)) throw Error("simulation option output_rate must be finite and non-negative");
     if (opt.cone_directions < 4) throw Error("simulation option cone_directions must be at least 4");
-    if (opt.scheme != Scheme::EventDriven) {
-      throw Error(std::string("the ") + to_string(opt.scheme) + " scheme is not available in this simulator");
-    }
   }
 
   std::string link_of(int shape) const {
@@ -1128,35 +1127,75 @@ struct Simulator::Impl {
     rec = nullptr;
     return result;
   }
+
 };
 
-Simulator::Simulator(World world, const SimulationOptions& options)
-    : impl_(std::make_unique<Impl>(std::move(world), options)) {}
+namespace {
+
+class EventDriven final : public detail::SchemeRunner {
+ public:
+  EventDriven(World world, const SimulationOptions& options) : core_(std::move(world), options) {}
+  void set_controller(ControllerFunction f, double period) override {
+    core_.controller = std::move(f);
+    core_.period = period;
+    core_.next_sample = core_.t;
+  }
+  SimulationResult run_until(double until, Recorder* recorder) override { return core_.run_until(until, recorder); }
+  double time() const override { return core_.t; }
+  const VectorX& q() const override { return core_.q; }
+  const VectorX& v() const override { return core_.v; }
+  const World& world() const override { return core_.world; }
+  const SimulationOptions& options() const override { return core_.opt; }
+  const std::vector<Contact>& current_contacts() const override { return core_.current_view; }
+  double energy() override { return core_.energy_of(core_.q, core_.v); }
+  std::string contact_name(const Contact& c) const override { return core_.name_of(c); }
+
+ private:
+  EventDrivenCore core_;
+};
+
+}  // namespace
+
+std::unique_ptr<detail::SchemeRunner> detail::make_event_driven(World world, const SimulationOptions& options) {
+  return std::make_unique<EventDriven>(std::move(world), options);
+}
+
+// ---- Simulator: picks the scheme ----------------------------------------------------
+
+struct Simulator::Impl {
+  std::unique_ptr<detail::SchemeRunner> runner;
+};
+
+Simulator::Simulator(World world, const SimulationOptions& options) : impl_(std::make_unique<Impl>()) {
+  switch (options.scheme) {
+    case Scheme::EventDriven: impl_->runner = detail::make_event_driven(std::move(world), options); break;
+    case Scheme::Compliant: impl_->runner = detail::make_compliant(std::move(world), options); break;
+    case Scheme::TimeStepping: impl_->runner = detail::make_time_stepping(std::move(world), options); break;
+  }
+}
 Simulator::~Simulator() = default;
 Simulator::Simulator(Simulator&&) noexcept = default;
 Simulator& Simulator::operator=(Simulator&&) noexcept = default;
 
 void Simulator::set_controller(ControllerFunction controller, double period) {
   if (!(period > 0.0) || !std::isfinite(period)) throw ArgumentError("controller period must be positive and finite");
-  impl_->controller = std::move(controller);
-  impl_->period = period;
-  impl_->next_sample = impl_->t;
+  impl_->runner->set_controller(std::move(controller), period);
 }
 
-SimulationResult Simulator::run(Recorder* recorder) { return impl_->run_until(impl_->opt.duration, recorder); }
+SimulationResult Simulator::run(Recorder* recorder) { return impl_->runner->run_until(options().duration, recorder); }
 
 SimulationResult Simulator::run_until(double until, Recorder* recorder) {
   if (!std::isfinite(until)) throw ArgumentError("run_until: the end time must be finite");
-  return impl_->run_until(until, recorder);
+  return impl_->runner->run_until(until, recorder);
 }
 
-double Simulator::time() const { return impl_->t; }
-const VectorX& Simulator::q() const { return impl_->q; }
-const VectorX& Simulator::v() const { return impl_->v; }
-const World& Simulator::world() const { return impl_->world; }
-const SimulationOptions& Simulator::options() const { return impl_->opt; }
-const std::vector<Contact>& Simulator::current_contacts() const { return impl_->current_view; }
-double Simulator::energy() const { return impl_->energy_of(impl_->q, impl_->v); }
-std::string Simulator::contact_name(const Contact& c) const { return impl_->name_of(c); }
+double Simulator::time() const { return impl_->runner->time(); }
+const VectorX& Simulator::q() const { return impl_->runner->q(); }
+const VectorX& Simulator::v() const { return impl_->runner->v(); }
+const World& Simulator::world() const { return impl_->runner->world(); }
+const SimulationOptions& Simulator::options() const { return impl_->runner->options(); }
+const std::vector<Contact>& Simulator::current_contacts() const { return impl_->runner->current_contacts(); }
+double Simulator::energy() const { return impl_->runner->energy(); }
+std::string Simulator::contact_name(const Contact& c) const { return impl_->runner->contact_name(c); }
 
 }  // namespace plume
