@@ -3,6 +3,7 @@
 // compiled in main.cpp only).
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "plume/model.hpp"
@@ -47,5 +48,15 @@ struct BenchArgs {
   bool json = false;
 };
 int run_bench(const BenchArgs& args);
+
+struct SimulateArgs {
+  std::string world;
+  std::string out = "plume_out";
+  std::optional<double> duration;  ///< overrides the world file's <simulate duration>
+  bool no_plots = false;
+};
+/// Exit status: 0 finished, 3 stopped early (status ≠ finished), 128 + signal
+/// when interrupted; bad input throws (main returns 1).
+int run_simulate(const SimulateArgs& args);
 
 }  // namespace plume::cli

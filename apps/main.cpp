@@ -37,6 +37,18 @@ int main(int argc, char** argv) {
   bench_cmd->add_option("--calls", bench.calls, "Calls per algorithm (default 100000)")->check(CLI::Range(1000L, 1000000000L));
   bench_cmd->add_flag("--json", bench.json, "Print one JSON object with keys rnea, bias, crba, aba, ltdl, jacobian (ns)");
 
+  SimulateArgs sim;
+  double sim_duration = 0.0;
+  CLI::App* sim_cmd = app.add_subcommand(
+      "simulate", "Run a world file; write trajectory, events, contacts, energy (CSV), summary.json and plots into --out");
+  sim_cmd->add_option("world", sim.world, "World file (XML, docs/world_format.md)")->required();
+  sim_cmd->add_option("--out", sim.out, "Output directory, created if missing")->default_str("plume_out");
+  auto* sim_duration_opt = sim_cmd->add_option("--duration", sim_duration, "Simulated time [s], overrides the world file's");
+  sim_cmd->add_flag("--no-plots", sim.no_plots, "Do not draw the PNG plots");
+  sim_cmd->footer(
+      "Exit status: 0 the run finished; 1 bad input; 3 the simulation stopped early (outputs written up to "
+      "that point); 128+N interrupted by signal N (outputs written).");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -46,6 +58,10 @@ int main(int argc, char** argv) {
     if (app.got_subcommand(info_cmd)) return run_info(info);
     if (app.got_subcommand(dyn_cmd)) return run_dynamics(dyn);
     if (app.got_subcommand(bench_cmd)) return run_bench(bench);
+    if (app.got_subcommand(sim_cmd)) {
+      if (sim_duration_opt->count() > 0) sim.duration = sim_duration;
+      return run_simulate(sim);
+    }
   } catch (const plume::Error& e) {
     std::cerr << "plume: error: " << e.what() << "\n";
     return 1;

@@ -344,7 +344,7 @@ TEST(WorldFile, SimulateMapsEveryOption) {
             abs_tol="1e-8" rel_tol="2e-8" initial_step="1e-5" min_step="1e-12" max_step="5e-3"
             event_time_tolerance="1e-11" contact_tolerance="2e-9" velocity_tolerance="3e-7"
             zeno_speed="2e-3" slip_velocity="4e-7" drift_tolerance="5e-9" cone_directions="4"
-            max_events="1000" max_steps="5e6" joint_damping="false" joint_limits="0"
+            max_events="1000" max_steps="5e6" joint_damping="false" joint_limits="0" joint_limit_restitution="0.25"
             torque_limits="true" time_step="2e-3" self_collision="true"/>)"));
   const SimulationOptions& o = s.options;
   EXPECT_EQ(o.scheme, Scheme::Compliant);
@@ -367,6 +367,7 @@ TEST(WorldFile, SimulateMapsEveryOption) {
   EXPECT_EQ(o.max_steps, 5000000L);
   EXPECT_FALSE(o.joint_damping);
   EXPECT_FALSE(o.joint_limits);
+  EXPECT_EQ(o.joint_limit_restitution, 0.25);
   EXPECT_TRUE(o.torque_limits);
   EXPECT_EQ(o.time_step, 2e-3);
   EXPECT_TRUE(s.world.self_collision());
@@ -472,6 +473,7 @@ TEST(WorldFileErrors, NonFiniteAndOutOfRangeNumbers) {
   expect_error(ball_world("<simulate cone_directions=\"3\"/>"), 3, "simulate", {"cone_directions"});
   expect_error(ball_world("<simulate min_step=\"1\" max_step=\"0.1\"/>"), 3, "simulate", {"min_step"});
   expect_error(ball_world("<simulate joint_limits=\"yes\"/>"), 3, "simulate", {"joint_limits", "true or false"});
+  expect_error(ball_world("<simulate joint_limit_restitution=\"2\"/>"), 3, "simulate", {"joint_limit_restitution", "[0, 1]"});
   expect_error("<world gravity=\"0 0 nan\"><model name=\"b\" urdf=\"ball.urdf\"/></world>", 1, "world", {"gravity", "not finite"});
   expect_error("<world gravity=\"0 -9.81\"><model name=\"b\" urdf=\"ball.urdf\"/></world>", 1, "world",
                {"gravity has 2 entries, expected 3"});

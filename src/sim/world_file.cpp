@@ -598,8 +598,8 @@ class WorldReader {
     check_attributes(s, {"scheme", "integrator", "duration", "output_rate", "abs_tol", "rel_tol", "initial_step",
                          "min_step", "max_step", "event_time_tolerance", "contact_tolerance", "velocity_tolerance",
                          "zeno_speed", "slip_velocity", "drift_tolerance", "cone_directions", "max_events",
-                         "max_steps", "joint_damping", "joint_limits", "torque_limits", "time_step",
-                         "self_collision"});
+                         "max_steps", "joint_damping", "joint_limits", "joint_limit_restitution", "torque_limits",
+                         "time_step", "self_collision"});
     check_no_children(s);
     if (const std::optional<std::string> scheme = attribute(s, "scheme")) {
       try {
@@ -641,6 +641,8 @@ class WorldReader {
     if (const std::optional<long> n = integer(s, "max_steps", 1)) o.max_steps = *n;
     o.joint_damping = boolean(s, "joint_damping").value_or(o.joint_damping);
     o.joint_limits = boolean(s, "joint_limits").value_or(o.joint_limits);
+    o.joint_limit_restitution =
+        number_or(s, "joint_limit_restitution", o.joint_limit_restitution, Range::UnitInterval);
     o.torque_limits = boolean(s, "torque_limits").value_or(o.torque_limits);
     if (const std::optional<bool> self = boolean(s, "self_collision")) builder.set_self_collision(*self);
     if (o.min_step > o.max_step) fail(s, "min_step must not exceed max_step");

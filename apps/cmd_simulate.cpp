@@ -1,0 +1,705 @@
+// plume simulate WORLD.xml [--out DIR] [--duration T] [--no-plots]
+//
+// Runs a world file (docs/world_format.md) and writes into DIR:
+//   trajectory.csv  time,q_0,…,q_{nq−1},v_0,…,v_{nv−1}   (Recorder::sample)
+//   events.csv      time,kind,contact,body_a,body_b,pre_normal_velocity,post_normal_velocity,impulse
+//   contacts.csv    time,contact,gap,normal_velocity,normal_force,friction_force
+//   energy.csv      time,energy
+//   summary.json    status, counts, energies, timing, the world's size
+//   *.png           plots drawn by plot_simulation.py (when python3 + matplotlib are there)
+//
+// Every file is written to a hidden temporary file in DIR and renamed into
+// place when complete, so a file with a final name is always whole. The
+// summary is written first with status "running" and last with the outcome:
+// an interrupted run leaves "running" or "interrupted", never "finished".
+//
+// Exit status: 0 the run reached its end; 1 bad input (world file, options,
+// output directory); 2 an unexpected internal error; 3 the simulation stopped
+// early (status ≠ finished; the outputs up to that point are written);
+// 128 + signal when interrupted by SIGINT or SIGTERM (outputs written too;
+// a second signal half a second or more later ends the program at once).
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli_common.hpp"
+#include "plume/error.hpp"
+#include "plume/sim/simulator.hpp"
+#include "plume/sim/world_file.hpp"
+
+extern char** environ;
+
+namespace plume::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---- interruption ------------------------------------------------------------------------
+
+volatile std::sig_atomic_t g_signal = 0;
+double g_first_signal_time = 0.0;  // written and read by the handler only
+
+double monotonic_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);  // async-signal-safe
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// The first SIGINT/SIGTERM sets a flag that the recorder checks: the run stops
+// at its next output and writes what it has. A second signal at least half a
+// second later (a user pressing Ctrl-C again because the run seems stuck)
+// ends the process at once; one arriving sooner is the same request
+// delivered twice (e.g. by timeout(1), which signals the child and its group).
+extern "C" void on_signal(int signo) {
+  const double now = monotonic_seconds();
+  if (g_signal == 0) {
+    g_signal = signo;
+    g_first_signal_time = now;
+  } else if (now - g_first_signal_time >= 0.5) {
+    _exit(128 + signo);
+  }
+}
+
+// Thrown by the recorder once a signal has arrived: unwinds out of the run.
+struct Interrupted {};
+
+class SignalGuard {
+ public:
+  SignalGuard() {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sa.sa_flags = 0;
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~SignalGuard() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  SignalGuard(const SignalGuard&) = delete;
+  SignalGuard& operator=(const SignalGuard&) = delete;
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+// ---- formatting --------------------------------------------------------------------------
+
+// Shortest text that reads back to the same double ("nan", "inf" as is).
+void append_number(std::string& out, double x) {
+  std::array<char, 32> buf{};
+  const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), x);
+  out.append(buf.data(), res.ptr);
+}
+
+// RFC 4180: quote a field holding a comma, a quote or a line break.
+void append_field(std::string& out, const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) {
+    out += s;
+    return;
+  }
+  out += '"';
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+}
+
+std::string short_number(double x) {
+  std::ostringstream s;
+  s.precision(6);
+  s << x;
+  return s.str();
+}
+
+std::string one_line(std::string s) {
+  for (char& c : s) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return s;
+}
+
+std::string system_error(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+// ---- atomic files ------------------------------------------------------------------------
+
+// A file written under a hidden temporary name in its final directory and
+// renamed over the final name by commit(); destroyed uncommitted, the
+// temporary is removed.
+class AtomicFile {
+ public:
+  explicit AtomicFile(fs::path final_path) : final_(std::move(final_path)) {
+    std::string pattern = (final_.parent_path() / ("." + final_.filename().string() + ".tmp-XXXXXX")).string();
+    std::vector<char> name(pattern.begin(), pattern.end());
+    name.push_back('\0');
+    const int fd = mkstemp(name.data());
+    if (fd < 0) throw Error(system_error("cannot create a temporary file for " + final_.string()));
+    temp_ = name.data();
+    const mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0) {
+      // Not fatal: the file is still written (with mode 0600).
+    }
+    file_ = fdopen(fd, "w");
+    if (!file_) {
+      close(fd);
+      unlink(temp_.c_str());
+      throw Error(system_error("cannot open " + temp_));
+    }
+    std::setvbuf(file_, nullptr, _IOFBF, 1 << 16);
+  }
+  ~AtomicFile() {
+    if (file_) {
+      std::fclose(file_);
+      unlink(temp_.c_str());
+    }
+  }
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(const std::string& text) {
+    if (file_ && std::fwrite(text.data(), 1, text.size(), file_) != text.size()) failed_ = true;
+  }
+
+  void commit() {
+    if (!file_) return;
+    bool ok = !failed_ && std::fflush(file_) == 0 && !std::ferror(file_);
+    ok = ok && fsync(fileno(file_)) == 0;
+    ok = (std::fclose(file_) == 0) && ok;
+    file_ = nullptr;
+    if (!ok) {
+      const std::string reason = system_error("cannot write " + final_.string());
+      unlink(temp_.c_str());
+      throw Error(reason);
+    }
+    if (std::rename(temp_.c_str(), final_.c_str()) != 0) {
+      const std::string reason = system_error("cannot rename " + temp_ + " to " + final_.string());
+      unlink(temp_.c_str());
+      throw Error(reason);
+    }
+  }
+
+ private:
+  fs::path final_;
+  std::string temp_;
+  std::FILE* file_ = nullptr;
+  bool failed_ = false;
+};
+
+void write_file_atomically(const fs::path& path, const std::string& text) {
+  AtomicFile f(path);
+  f.write(text);
+  f.commit();
+}
+
+// ---- the recorder ------------------------------------------------------------------------
+
+const char* const kTrajectory = "trajectory.csv";
+const char* const kEvents = "events.csv";
+const char* const kContacts = "contacts.csv";
+const char* const kEnergy = "energy.csv";
+const char* const kSummary = "summary.json";
+const std::array<const char*, 3> kPlots = {"contact_forces.png", "separation_velocities.png", "energy.png"};
+
+// Streams every record to its (temporary) CSV file as the run goes.
+class CsvRecorder : public Recorder {
+ public:
+  CsvRecorder(const fs::path& dir, int nq, int nv)
+      : trajectory_(dir / kTrajectory), events_(dir / kEvents), contacts_(dir / kContacts), energy_(dir / kEnergy) {
+    std::string header = "time";
+    for (int i = 0; i < nq; ++i) header += ",q_" + std::to_string(i);
+    for (int i = 0; i < nv; ++i) header += ",v_" + std::to_string(i);
+    trajectory_.write(header + "\n");
+    events_.write("time,kind,contact,body_a,body_b,pre_normal_velocity,post_normal_velocity,impulse\n");
+    contacts_.write("time,contact,gap,normal_velocity,normal_force,friction_force\n");
+    energy_.write("time,energy\n");
+  }
+
+  void sample(double t, const VectorX& q, const VectorX& v, double energy) override {
+    check_signal();
+    line_.clear();
+    append_number(line_, t);
+    for (Eigen::Index i = 0; i < q.size(); ++i) {
+      line_ += ',';
+      append_number(line_, q(i));
+    }
+    for (Eigen::Index i = 0; i < v.size(); ++i) {
+      line_ += ',';
+      append_number(line_, v(i));
+    }
+    line_ += '\n';
+    trajectory_.write(line_);
+    line_.clear();
+    append_number(line_, t);
+    line_ += ',';
+    append_number(line_, energy);
+    line_ += '\n';
+    energy_.write(line_);
+    if (samples == 0) first_energy = energy;
+    last_energy = energy;
+    ++samples;
+    last_time = t;
+  }
+
+  void event(const SimulationEvent& e) override {
+    check_signal();
+    line_.clear();
+    append_number(line_, e.time);
+    line_ += ',';
+    line_ += to_string(e.kind);
+    line_ += ',';
+    append_field(line_, e.contact);
+    line_ += ',';
+    append_field(line_, e.body_a);
+    line_ += ',';
+    append_field(line_, e.body_b);
+    for (double x : {e.pre_normal_velocity, e.post_normal_velocity, e.impulse}) {
+      line_ += ',';
+      append_number(line_, x);
+    }
+    line_ += '\n';
+    events_.write(line_);
+    ++event_rows;
+  }
+
+  void contact(const ContactSample& s) override {
+    check_signal();
+    line_.clear();
+    append_number(line_, s.time);
+    line_ += ',';
+    append_field(line_, s.contact);
+    for (double x : {s.gap, s.normal_velocity, s.normal_force, s.friction_force}) {
+      line_ += ',';
+      append_number(line_, x);
+    }
+    line_ += '\n';
+    contacts_.write(line_);
+    ++contact_rows;
+  }
+
+  void commit() {
+    trajectory_.commit();
+    events_.commit();
+    contacts_.commit();
+    energy_.commit();
+  }
+
+  long samples = 0, event_rows = 0, contact_rows = 0;
+  double last_time = 0.0;
+  double first_energy = std::nan(""), last_energy = std::nan("");
+
+ private:
+  static void check_signal() {
+    if (g_signal != 0) throw Interrupted{};
+  }
+
+  AtomicFile trajectory_, events_, contacts_, energy_;
+  std::string line_;
+};
+
+// ---- plots -------------------------------------------------------------------------------
+
+fs::path executable_directory() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : exe.parent_path();
+}
+
+std::optional<fs::path> find_plot_script() {
+  std::vector<fs::path> candidates;
+  const fs::path exe_dir = executable_directory();
+  if (!exe_dir.empty()) {
+    candidates.push_back(exe_dir / "plot_simulation.py");
+    const fs::path datadir(PLUME_INSTALL_DATADIR);
+    candidates.push_back((datadir.is_absolute() ? datadir : exe_dir.parent_path() / datadir) / "plume" /
+                         "plot_simulation.py");
+  }
+  candidates.push_back(fs::path(PLUME_SOURCE_APPS_DIR) / "plot_simulation.py");
+  for (const fs::path& p : candidates) {
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) return p;
+  }
+  return std::nullopt;
+}
+
+bool executable(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec) && access(p.c_str(), X_OK) == 0;
+}
+
+// Interpreters to try, in order: $PLUME_PYTHON alone if set; otherwise
+// python3 from PATH, then Debian's /usr/bin/python3 (a python3 earlier on
+// PATH, e.g. a virtual environment, may lack matplotlib).
+std::vector<fs::path> python_candidates() {
+  std::vector<fs::path> out;
+  if (const char* env = std::getenv("PLUME_PYTHON")) {
+    if (executable(env)) out.emplace_back(env);
+    return out;
+  }
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream dirs(path);
+    std::string dir;
+    while (std::getline(dirs, dir, ':')) {
+      if (dir.empty()) continue;
+      const fs::path p = fs::path(dir) / "python3";
+      if (executable(p)) {
+        out.push_back(p);
+        break;
+      }
+    }
+  }
+  const fs::path system_python = "/usr/bin/python3";
+  if (executable(system_python)) {
+    std::error_code ec;
+    if (out.empty() || !fs::equivalent(out[0], system_python, ec)) out.push_back(system_python);
+  }
+  return out;
+}
+
+struct ChildResult {
+  int status = -1;  // exit status, or −1 if it could not run / was killed
+  std::string output;
+};
+
+// Runs argv with stdout and stderr captured in a temporary file of `dir`, for at most `timeout_s`.
+ChildResult run_child(const std::vector<std::string>& argv, const fs::path& dir, double timeout_s) {
+  ChildResult r;
+  std::string pattern = (dir / ".plot.log-XXXXXX").string();
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  const int log_fd = mkstemp(name.data());
+  if (log_fd < 0) return r;
+  const std::string log_path = name.data();
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, log_fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, log_fd, 2);
+  posix_spawn_file_actions_addclose(&actions, log_fd);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(log_fd);
+  if (rc == 0) {
+    const auto start = std::chrono::steady_clock::now();
+    int status = 0;
+    while (true) {
+      const pid_t w = waitpid(pid, &status, WNOHANG);
+      if (w == pid) {
+        r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        break;
+      }
+      if (w < 0 && errno != EINTR) break;
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        r.output = "timed out after " + short_number(timeout_s) + " s";
+        unlink(log_path.c_str());
+        return r;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  std::ifstream log(log_path);
+  std::ostringstream text;
+  text << log.rdbuf();
+  r.output = text.str();
+  unlink(log_path.c_str());
+  return r;
+}
+
+std::string last_line(const std::string& text) {
+  std::istringstream in(text);
+  std::string line, last;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  }
+  return last;
+}
+
+struct PlotOutcome {
+  std::vector<std::string> files;  // PNG file names written into the output directory
+  std::string message;             // why there are none
+};
+
+// Exit status of plot_simulation.py when matplotlib cannot be imported.
+constexpr int kNoMatplotlib = 3;
+
+PlotOutcome draw_plots(const fs::path& dir) {
+  PlotOutcome out;
+  const std::optional<fs::path> script = find_plot_script();
+  if (!script) {
+    out.message = "plot_simulation.py not found next to the plume executable, in its share/plume directory or in the source tree";
+    return out;
+  }
+  const std::vector<fs::path> pythons = python_candidates();
+  if (pythons.empty()) {
+    out.message = "python3 not found (set PLUME_PYTHON or install python3-matplotlib)";
+    return out;
+  }
+  for (const fs::path& python : pythons) {
+    const ChildResult r = run_child({python.string(), script->string(), dir.string()}, dir, 300.0);
+    if (r.status == 0) {
+      out.message.clear();
+      std::istringstream in(r.output);
+      std::string line;
+      while (std::getline(in, line)) {
+        for (const char* p : kPlots) {
+          if (line == p) out.files.push_back(line);
+        }
+      }
+      if (out.files.empty()) out.message = "the plot script wrote no plot";
+      return out;
+    }
+    out.message = r.status == kNoMatplotlib ? "matplotlib is not available to " + python.string() +
+                                                  " (Debian: apt-get install python3-matplotlib)"
+                                            : python.string() + " " + script->string() + " failed" +
+                                                  (r.output.empty() ? std::string() : ": " + last_line(r.output));
+    if (r.status != kNoMatplotlib) return out;
+  }
+  return out;
+}
+
+// ---- the summary -------------------------------------------------------------------------
+
+struct RunOutcome {
+  std::string status = "running";
+  bool finished = false;
+  std::string message;
+  double time = 0.0;
+  SimulationStatistics statistics;
+  bool have_statistics = false;  // false when the run ended by an exception (interrupt)
+  double wall_time = 0.0;
+};
+
+nlohmann::ordered_json number_or_null(double x) {
+  return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json summary_json(const Scenario& scenario, const SimulationOptions& options, const RunOutcome& run,
+                                    const CsvRecorder* recorder, const fs::path& dir, const std::string& world_path,
+                                    const PlotOutcome* plots) {
+  const World& w = scenario.world;
+  const SimulationStatistics& st = run.statistics;
+  nlohmann::ordered_json j;
+  j["status"] = run.status;
+  j["finished"] = run.finished;
+  j["message"] = run.message;
+  j["time"] = number_or_null(run.time);
+  j["duration"] = options.duration;
+  // Counts are null when the simulator did not report them (an interrupted run);
+  // the energies then come from the first and last trajectory rows.
+  const auto count = [&](long n) { return run.have_statistics ? nlohmann::ordered_json(n) : nlohmann::ordered_json(nullptr); };
+  j["steps"] = count(st.steps);
+  j["rhs_evaluations"] = count(st.rhs_evaluations);
+  j["events"] = count(st.events);
+  j["impacts"] = count(st.impacts);
+  j["lcp_solves"] = count(st.lcp_solves);
+  j["projections"] = count(st.projections);
+  j["max_penetration"] = run.have_statistics ? number_or_null(st.max_penetration) : nlohmann::ordered_json(nullptr);
+  const bool from_recorder = !run.have_statistics && recorder;
+  j["energy_start"] = number_or_null(from_recorder ? recorder->first_energy : st.energy_start);
+  j["energy_end"] = number_or_null(from_recorder ? recorder->last_energy : st.energy_end);
+  j["wall_time"] = run.wall_time;
+  j["real_time_factor"] = run.wall_time > 0.0 ? number_or_null(run.time / run.wall_time) : nlohmann::ordered_json(nullptr);
+  j["scheme"] = to_string(options.scheme);
+  j["integrator"] = to_string(options.integrator);
+  j["nq"] = w.model().nq();
+  j["nv"] = w.model().nv();
+  nlohmann::ordered_json models = nlohmann::ordered_json::array();
+  for (const WorldModel& m : w.models()) {
+    models.push_back({{"name", m.name},
+                      {"urdf", m.source},
+                      {"q_index", m.q_index},
+                      {"nq", m.nq},
+                      {"v_index", m.v_index},
+                      {"nv", m.nv}});
+  }
+  j["models"] = models;
+  j["world"] = world_path;
+  j["output_dir"] = dir.string();
+  j["controller"] = scenario.controller ? nlohmann::ordered_json{{"type", "pd"}, {"rate", 1.0 / scenario.controller_period}}
+                                        : nlohmann::ordered_json(nullptr);
+  j["output_rate"] = options.output_rate;
+  j["samples"] = recorder ? recorder->samples : 0;
+  j["event_rows"] = recorder ? recorder->event_rows : 0;
+  j["contact_rows"] = recorder ? recorder->contact_rows : 0;
+  j["files"] = {{"trajectory", kTrajectory}, {"events", kEvents}, {"contacts", kContacts}, {"energy", kEnergy}};
+  if (plots) {
+    j["plots"] = plots->files;
+    if (!plots->message.empty()) j["plots_message"] = plots->message;
+  } else {
+    j["plots"] = nlohmann::ordered_json::array();
+  }
+  return j;
+}
+
+void write_summary(const fs::path& dir, const nlohmann::ordered_json& j) {
+  write_file_atomically(dir / kSummary, j.dump(2) + "\n");
+}
+
+void prepare_output_directory(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
+    throw ArgumentError("--out " + dir.string() + " exists and is not a directory");
+  }
+  fs::create_directories(dir, ec);
+  if (ec) throw ArgumentError("--out " + dir.string() + ": cannot create the directory: " + ec.message());
+  if (access(dir.c_str(), W_OK) != 0) throw ArgumentError(system_error("--out " + dir.string() + " is not writable"));
+  // Outputs of an earlier run would pass for this run's: remove them.
+  for (const char* f : {kTrajectory, kEvents, kContacts, kEnergy, kSummary}) fs::remove(dir / f, ec);
+  for (const char* f : kPlots) fs::remove(dir / f, ec);
+}
+
+}  // namespace
+
+int run_simulate(const SimulateArgs& args) {
+  Scenario scenario = load_world(args.world);
+  SimulationOptions options = scenario.options;
+  if (args.duration) {
+    if (!(std::isfinite(*args.duration) && *args.duration > 0.0)) {
+      throw ArgumentError("--duration must be a positive number of seconds, not " + short_number(*args.duration));
+    }
+    options.duration = *args.duration;
+  }
+  const World& world = scenario.world;
+  Simulator sim(world, options);
+  if (scenario.controller) sim.set_controller(scenario.controller->function(world.model()), scenario.controller_period);
+
+  const fs::path dir = args.out.empty() ? fs::path("plume_out") : fs::path(args.out);
+  prepare_output_directory(dir);
+
+  RunOutcome run;
+  write_summary(dir, summary_json(scenario, options, run, nullptr, dir, args.world, nullptr));
+
+  auto recorder = std::make_unique<CsvRecorder>(dir, world.model().nq(), world.model().nv());
+  g_signal = 0;
+  const auto wall0 = std::chrono::steady_clock::now();
+  {
+    SignalGuard guard;
+    try {
+      const SimulationResult result = sim.run_until(options.duration, recorder.get());
+      run.status = to_string(result.status);
+      run.finished = result.status == SimulationStatus::Finished;
+      run.message = one_line(result.message);
+      run.time = result.time;
+      run.statistics = result.statistics;
+      run.have_statistics = true;
+      // The trajectory ends with the state where the run stopped (the end
+      // time is not always on the output grid; a failure never is).
+      if (sim.time() > recorder->last_time || recorder->samples == 0) {
+        recorder->sample(sim.time(), sim.q(), sim.v(), sim.energy());
+      }
+    } catch (const Interrupted&) {
+      run.time = recorder->last_time;
+    } catch (const std::exception& e) {
+      // Not a status the simulator reported but an exception out of it: the
+      // run failed all the same, and what it recorded is kept.
+      run.status = to_string(SimulationStatus::Failed);
+      run.message = one_line(std::string("the simulator threw: ") + e.what());
+      run.time = recorder->last_time;
+    }
+  }
+  run.wall_time = run.statistics.wall_time > 0.0
+                      ? run.statistics.wall_time
+                      : std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  const int signo = g_signal;
+  if (signo != 0) {
+    run.status = "interrupted";
+    run.finished = false;
+    run.message = std::string("interrupted by ") + (signo == SIGINT ? "SIGINT" : signo == SIGTERM ? "SIGTERM" : "a signal") +
+                  " at t = " + short_number(run.time) + " s" + (run.message.empty() ? "" : " (" + run.message + ")");
+  }
+  recorder->commit();
+  // The outcome is on disk before the plots are drawn (they may take a while).
+  PlotOutcome pending;
+  pending.message = "not drawn yet";
+  write_summary(dir, summary_json(scenario, options, run, recorder.get(), dir, args.world, &pending));
+
+  PlotOutcome plots;
+  if (args.no_plots) {
+    plots.message = "disabled by --no-plots";
+  } else if (signo == 0) {
+    plots = draw_plots(dir);
+  } else {
+    plots.message = "not drawn: the run was interrupted";
+  }
+  write_summary(dir, summary_json(scenario, options, run, recorder.get(), dir, args.world, &plots));
+
+  // The report.
+  const SimulationStatistics& st = run.statistics;
+  std::cout << "plume simulate " << args.world << ": " << world.models().size()
+            << (world.models().size() == 1 ? " model" : " models") << ", nq = " << world.model().nq()
+            << ", nv = " << world.model().nv() << ", " << to_string(options.scheme) << " / "
+            << to_string(options.integrator) << "\n";
+  std::cout << "  status: " << run.status << " at t = " << short_number(run.time) << " s of "
+            << short_number(options.duration) << " s\n";
+  if (run.have_statistics) {
+    std::cout << "  events: " << st.events << " (" << st.impacts << " impacts), steps: " << st.steps
+              << ", LCP solves: " << st.lcp_solves << "\n";
+  }
+  std::cout << "  wall time: " << short_number(run.wall_time) << " s, real-time factor: "
+            << (run.wall_time > 0.0 ? short_number(run.time / run.wall_time) + "x" : std::string("n/a")) << "\n";
+  if (run.have_statistics) {
+    std::cout << "  max penetration: " << short_number(st.max_penetration) << " m, energy: "
+              << short_number(st.energy_start) << " J -> " << short_number(st.energy_end) << " J\n";
+  } else {
+    std::cout << "  energy: " << short_number(recorder->first_energy) << " J -> "
+              << short_number(recorder->last_energy) << " J\n";
+  }
+  std::cout << "  outputs: " << (dir / "").string() << " (" << kTrajectory << ", " << kEvents << ", " << kContacts
+            << ", " << kEnergy << ", " << kSummary << ")\n";
+  if (!plots.files.empty()) {
+    std::cout << "  plots:";
+    for (std::size_t i = 0; i < plots.files.size(); ++i) {
+      std::cout << (i ? ", " : " ") << (dir / plots.files[i]).string();
+    }
+    std::cout << "\n";
+  } else {
+    std::cout << "  plots: none (" << plots.message << ")\n";
+  }
+  std::cout.flush();
+
+  if (signo != 0) {
+    std::cerr << "plume: " << run.message << "; partial outputs in " << dir.string() << "\n";
+    return 128 + signo;
+  }
+  if (!run.finished) {
+    std::cerr << "plume: simulation stopped at t = " << short_number(run.time) << " s (" << run.status
+              << "): " << run.message << "\n";
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace plume::cli

@@ -1,0 +1,426 @@
+// `plume simulate`, end to end through the built program: the exact CSV
+// headers, the summary keys, exit statuses, atomic outputs (no temporary file
+// left, stale outputs replaced), partial outputs of a failed or interrupted
+// run, plots, and the shipped worlds doing what their comments say.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kModels = PLUME_MODELS_DIR;
+
+struct CliRun {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string quote(const std::string& s) { return "'" + s + "'"; }
+
+// A scratch directory for one test, removed at its end.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("plume_simulate_test_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path / name) << text;
+    return (path / name).string();
+  }
+};
+
+// Runs `prefix plume args` through the shell; stdout and stderr separately.
+CliRun run(const std::string& args, const TempDir& tmp, const std::string& prefix = "") {
+  const fs::path out = tmp.path / "stdout.txt", err = tmp.path / "stderr.txt";
+  const std::string cmd = prefix + std::string(PLUME_CLI) + " " + args + " >" + quote(out.string()) + " 2>" +
+                          quote(err.string()) + " </dev/null";
+  const int raw = std::system(cmd.c_str());
+  CliRun r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  r.out = read_text(out);
+  r.err = read_text(err);
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+std::vector<std::string> split(const std::string& line, char sep = ',') {
+  std::vector<std::string> out;
+  std::string cell;
+  std::istringstream in(line);
+  while (std::getline(in, cell, sep)) out.push_back(cell);
+  if (!line.empty() && line.back() == sep) out.emplace_back();
+  return out;
+}
+
+struct Csv {
+  std::string header;
+  std::vector<std::vector<double>> rows;  // numeric columns only (others NaN)
+  std::vector<std::vector<std::string>> cells;
+};
+
+Csv read_csv(const fs::path& p) {
+  Csv c;
+  std::ifstream in(p);
+  std::getline(in, c.header);
+  std::string line;
+  while (std::getline(in, line)) {
+    c.cells.push_back(split(line));
+    std::vector<double> row;
+    for (const std::string& s : c.cells.back()) {
+      char* end = nullptr;
+      const double x = std::strtod(s.c_str(), &end);
+      row.push_back(end == s.c_str() + s.size() && !s.empty() ? x : std::nan(""));
+    }
+    c.rows.push_back(row);
+  }
+  return c;
+}
+
+std::set<std::string> listing(const fs::path& dir) {
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
+  return names;
+}
+
+std::string trajectory_header(int nq, int nv) {
+  std::string h = "time";
+  for (int i = 0; i < nq; ++i) h += ",q_" + std::to_string(i);
+  for (int i = 0; i < nv; ++i) h += ",v_" + std::to_string(i);
+  return h;
+}
+
+const std::set<std::string> kCsvAndSummary = {"trajectory.csv", "events.csv", "contacts.csv", "energy.csv",
+                                              "summary.json"};
+
+// A ball dropped onto the ground: a short run with impacts.
+std::string drop_world(const std::string& simulate_attributes) {
+  return "<world>\n"
+         "  <model name=\"ball\" urdf=\"" + kModels + "/ball.urdf\" root=\"free\">\n"
+         "    <state q=\"0 0 0.3 0 0 0 1\"/>\n"
+         "  </model>\n"
+         "  <ground/>\n"
+         "  <contact mu=\"0.5\" restitution=\"0.5\"/>\n"
+         "  <simulate " + simulate_attributes + "/>\n"
+         "</world>\n";
+}
+
+bool matplotlib_available() {
+  for (const char* py : {"python3", "/usr/bin/python3"}) {
+    const std::string cmd = std::string(py) + " -c 'import matplotlib' >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST(SimulateCli, WritesEveryOutputWithTheExactHeaders) {
+  TempDir tmp;
+  // h = 0.2 m, e = 0.5: impacts at 0.202 s and 0.404 s (the bounces accumulate at 0.606 s).
+  const std::string world = tmp.write("drop.xml", drop_world("duration=\"0.45\" output_rate=\"100\""));
+  const fs::path out = tmp.path / "out";
+  const CliRun r = run("simulate " + world + " --out " + out.string() + " --no-plots", tmp);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  EXPECT_EQ(listing(out), kCsvAndSummary);  // and no temporary file left
+
+  const Csv traj = read_csv(out / "trajectory.csv");
+  EXPECT_EQ(traj.header, trajectory_header(7, 6));
+  ASSERT_GE(traj.rows.size(), 46u + 2u);  // 100 Hz over 0.45 s, plus the two impacts
+  double last = -1.0;
+  std::vector<double> times;
+  for (const auto& row : traj.rows) {
+    ASSERT_EQ(row.size(), 14u);
+    for (double x : row) EXPECT_TRUE(std::isfinite(x));
+    EXPECT_GE(row[0], last);
+    last = row[0];
+    times.push_back(row[0]);
+  }
+  EXPECT_EQ(traj.rows.front()[0], 0.0);
+  EXPECT_NEAR(traj.rows.front()[3], 0.3, 1e-15);  // z of the initial state
+  EXPECT_NEAR(last, 0.45, 1e-12);
+
+  const Csv events = read_csv(out / "events.csv");
+  EXPECT_EQ(events.header, "time,kind,contact,body_a,body_b,pre_normal_velocity,post_normal_velocity,impulse");
+  ASSERT_GE(events.rows.size(), 1u);
+  const std::set<std::string> kinds = {"impact", "contact_gain", "contact_loss", "stick", "slip", "zeno_rest"};
+  int impacts = 0;
+  for (const auto& cells : events.cells) {
+    ASSERT_EQ(cells.size(), 8u);
+    EXPECT_TRUE(kinds.count(cells[1])) << cells[1];
+    impacts += cells[1] == "impact";
+  }
+  EXPECT_EQ(impacts, 2);
+  // The first impact: h = 0.2 m, t1 = sqrt(2h/g); every event time is also a trajectory row.
+  EXPECT_NEAR(events.rows[0][0], std::sqrt(2 * 0.2 / 9.81), 1e-6);
+  for (const auto& row : events.rows) {
+    bool found = false;
+    for (double t : times) found = found || std::abs(t - row[0]) <= 1e-12;
+    EXPECT_TRUE(found) << "no trajectory row at event time " << row[0];
+  }
+
+  EXPECT_EQ(read_csv(out / "contacts.csv").header, "time,contact,gap,normal_velocity,normal_force,friction_force");
+  const Csv energy = read_csv(out / "energy.csv");
+  EXPECT_EQ(energy.header, "time,energy");
+  EXPECT_EQ(energy.rows.size(), traj.rows.size());
+
+  const json s = json::parse(read_text(out / "summary.json"));
+  for (const char* key : {"status", "finished", "message", "time", "duration", "steps", "rhs_evaluations", "events",
+                          "impacts", "lcp_solves", "max_penetration", "energy_start", "energy_end", "wall_time",
+                          "real_time_factor", "scheme", "integrator", "nq", "nv", "models"}) {
+    EXPECT_TRUE(s.contains(key)) << key;
+  }
+  EXPECT_EQ(s["status"], "finished");
+  EXPECT_EQ(s["finished"], true);
+  EXPECT_NEAR(s["time"].get<double>(), 0.45, 1e-12);
+  EXPECT_EQ(s["duration"], 0.45);
+  EXPECT_EQ(s["nq"], 7);
+  EXPECT_EQ(s["nv"], 6);
+  EXPECT_EQ(s["scheme"], "event-driven");
+  EXPECT_EQ(s["integrator"], "dopri5");
+  EXPECT_GE(s["impacts"].get<long>(), 1);
+  EXPECT_GE(s["events"].get<long>(), 1);
+  EXPECT_GT(s["steps"].get<long>(), 0);
+  EXPECT_GT(s["wall_time"].get<double>(), 0.0);
+  EXPECT_NEAR(s["real_time_factor"].get<double>(), 0.45 / s["wall_time"].get<double>(), 1e-9);
+  EXPECT_LE(s["energy_end"].get<double>(), s["energy_start"].get<double>() + 1e-9);
+  EXPECT_EQ(s["samples"].get<std::size_t>(), traj.rows.size());
+  EXPECT_EQ(s["event_rows"].get<std::size_t>(), events.rows.size());
+  ASSERT_EQ(s["models"].size(), 1u);
+  EXPECT_EQ(s["models"][0]["name"], "ball");
+
+  EXPECT_NE(r.out.find("finished"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("real-time factor"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("max penetration"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(out.string()), std::string::npos) << r.out;
+}
+
+TEST(SimulateCli, DurationOverridesTheWorldFile) {
+  TempDir tmp;
+  const std::string world = tmp.write("drop.xml", drop_world("duration=\"10\" output_rate=\"50\""));
+  const fs::path out = tmp.path / "out";
+  const CliRun r = run("simulate " + world + " --out " + out.string() + " --duration 0.1 --no-plots", tmp);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const json s = json::parse(read_text(out / "summary.json"));
+  EXPECT_EQ(s["duration"], 0.1);
+  EXPECT_NEAR(s["time"].get<double>(), 0.1, 1e-12);
+  const Csv traj = read_csv(out / "trajectory.csv");
+  EXPECT_NEAR(traj.rows.back()[0], 0.1, 1e-12);
+  EXPECT_EQ(traj.rows.size(), 6u);  // 0, 0.02, …, 0.1: no event before the impact at 0.2 s
+
+  // A second run into the same directory replaces every output of the first.
+  std::ofstream(out / "energy.png") << "stale";
+  const CliRun r2 = run("simulate " + world + " --out " + out.string() + " --duration 0.05 --no-plots", tmp);
+  ASSERT_EQ(r2.status, 0) << r2.out << r2.err;
+  EXPECT_EQ(listing(out), kCsvAndSummary);
+  EXPECT_NEAR(read_csv(out / "trajectory.csv").rows.back()[0], 0.05, 1e-12);
+}
+
+TEST(SimulateCli, BadInputExitsWithOneLineAndWritesNothing) {
+  TempDir tmp;
+  const fs::path out = tmp.path / "out";
+  const CliRun missing = run("simulate " + (tmp.path / "nope.xml").string() + " --out " + out.string(), tmp);
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.err.find("nope.xml"), std::string::npos) << missing.err;
+  EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1) << missing.err;
+  EXPECT_FALSE(fs::exists(out));
+
+  const std::string bad = tmp.write("bad.xml", "<world>\n<model name=\"b\" urdf=\"" + kModels +
+                                                   "/ball.urdf\" root=\"free\">\n<state q=\"0 0 1\"/></model></world>");
+  const CliRun wrong = run("simulate " + bad + " --out " + out.string(), tmp);
+  EXPECT_EQ(wrong.status, 1);
+  EXPECT_NE(wrong.err.find(bad + ":3: <state>:"), std::string::npos) << wrong.err;
+  EXPECT_NE(wrong.err.find("expected 7"), std::string::npos) << wrong.err;
+  EXPECT_EQ(std::count(wrong.err.begin(), wrong.err.end(), '\n'), 1) << wrong.err;
+  EXPECT_FALSE(fs::exists(out));
+
+  const std::string world = tmp.write("drop.xml", drop_world("duration=\"0.1\""));
+  for (const char* d : {"0", "-1", "nan", "inf", "abc"}) {
+    const CliRun r = run("simulate " + world + " --out " + out.string() + " --duration " + d, tmp);
+    EXPECT_NE(r.status, 0) << d;
+    EXPECT_NE(r.err.find("duration"), std::string::npos) << d << ": " << r.err;
+  }
+  EXPECT_FALSE(fs::exists(out));
+
+  const std::string file = tmp.write("a_file", "x");
+  const CliRun not_dir = run("simulate " + world + " --out " + file, tmp);
+  EXPECT_EQ(not_dir.status, 1);
+  EXPECT_NE(not_dir.err.find("not a directory"), std::string::npos) << not_dir.err;
+}
+
+TEST(SimulateCli, AFailedRunKeepsItsPartialOutputs) {
+  TempDir tmp;
+  // Too few integrator steps for the requested time: the run stops early.
+  const std::string world = tmp.write("drop.xml", drop_world("duration=\"2\" output_rate=\"100\" max_steps=\"25\""));
+  const fs::path out = tmp.path / "out";
+  const CliRun r = run("simulate " + world + " --out " + out.string() + " --no-plots", tmp);
+  EXPECT_EQ(r.status, 3) << r.out << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("step_limit"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("t = "), std::string::npos) << r.err;
+  EXPECT_EQ(listing(out), kCsvAndSummary);
+  const json s = json::parse(read_text(out / "summary.json"));
+  EXPECT_EQ(s["status"], "step_limit");
+  EXPECT_EQ(s["finished"], false);
+  EXPECT_FALSE(s["message"].get<std::string>().empty());
+  const double t = s["time"].get<double>();
+  EXPECT_GT(t, 0.0);
+  EXPECT_LT(t, 2.0);
+  const Csv traj = read_csv(out / "trajectory.csv");
+  EXPECT_EQ(traj.header, trajectory_header(7, 6));
+  ASSERT_GE(traj.rows.size(), 2u);
+  EXPECT_LE(traj.rows.back()[0], t + 1e-12);
+  EXPECT_EQ(s["samples"].get<std::size_t>(), traj.rows.size());
+}
+
+TEST(SimulateCli, AnInterruptedRunSaysSoAndLeavesWholeFiles) {
+  TempDir tmp;
+  // A double pendulum swinging for "ever": stopped by SIGINT after a second.
+  const std::string world = tmp.write(
+      "swing.xml", "<world><model name=\"p\" urdf=\"" + kModels +
+                       "/double_pendulum.urdf\"><state q=\"1 -0.5\"/></model>"
+                       "<simulate duration=\"1e6\" output_rate=\"100\"/></world>");
+  const fs::path out = tmp.path / "out";
+  const CliRun r = run("simulate " + world + " --out " + out.string() + " --no-plots", tmp,
+                    "timeout --preserve-status -s INT 1.5 ");
+  EXPECT_EQ(r.status, 128 + SIGINT) << r.out << r.err;
+  EXPECT_NE(r.err.find("interrupted"), std::string::npos) << r.err;
+  EXPECT_EQ(listing(out), kCsvAndSummary);
+  const json s = json::parse(read_text(out / "summary.json"));
+  EXPECT_EQ(s["status"], "interrupted");
+  EXPECT_EQ(s["finished"], false);
+  const Csv traj = read_csv(out / "trajectory.csv");
+  EXPECT_EQ(traj.header, trajectory_header(2, 2));
+  ASSERT_GE(traj.rows.size(), 2u);
+  for (const auto& row : traj.rows) ASSERT_EQ(row.size(), 5u);  // no half-written last line
+  EXPECT_EQ(s["samples"].get<std::size_t>(), traj.rows.size());
+}
+
+TEST(SimulateCli, Plots) {
+  TempDir tmp;
+  const std::string world = tmp.write("drop.xml", drop_world("duration=\"0.5\" output_rate=\"100\""));
+  // Plotting unavailable: one line says so, the run still succeeds.
+  const fs::path out1 = tmp.path / "no_python";
+  const CliRun none = run("simulate " + world + " --out " + out1.string(), tmp, "PLUME_PYTHON=/nonexistent/python3 ");
+  ASSERT_EQ(none.status, 0) << none.out << none.err;
+  EXPECT_EQ(listing(out1), kCsvAndSummary);
+  EXPECT_NE(none.out.find("plots: none"), std::string::npos) << none.out;
+  const json s1 = json::parse(read_text(out1 / "summary.json"));
+  EXPECT_TRUE(s1["plots"].empty());
+  EXPECT_TRUE(s1.contains("plots_message"));
+
+  if (!matplotlib_available()) GTEST_SKIP() << "python3-matplotlib is not installed";
+  const fs::path out2 = tmp.path / "plots";
+  const CliRun r = run("simulate " + world + " --out " + out2.string(), tmp);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  std::set<std::string> expected = kCsvAndSummary;
+  for (const char* png : {"contact_forces.png", "separation_velocities.png", "energy.png"}) {
+    expected.insert(png);
+    const std::string bytes = read_text(out2 / png);
+    ASSERT_GT(bytes.size(), 1000u) << png;
+    EXPECT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << png;
+    EXPECT_NE(r.out.find((out2 / png).string()), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(listing(out2), expected);
+  EXPECT_EQ(json::parse(read_text(out2 / "summary.json"))["plots"].size(), 3u);
+}
+
+// The shipped worlds run to their end and do what their comments say
+// (loosely: the precise checks of each scenario live with the simulator's tests).
+static Csv simulate_shipped(const std::string& name, const TempDir& tmp) {
+  const fs::path out = tmp.path / name;
+  const CliRun r = run("simulate " + kModels + "/worlds/" + name + ".xml --out " + out.string() + " --no-plots", tmp);
+  EXPECT_EQ(r.status, 0) << name << "\n" << r.out << r.err;
+  const json s = json::parse(read_text(out / "summary.json"));
+  EXPECT_EQ(s["status"], "finished") << name << ": " << s["message"];
+  EXPECT_LE(s["max_penetration"].get<double>(), 1e-6) << name;
+  return read_csv(out / "trajectory.csv");
+}
+
+TEST(SimulateCliWorlds, BouncingBallComesToRest) {
+  TempDir tmp;
+  const Csv t = simulate_shipped("bouncing_ball", tmp);
+  ASSERT_FALSE(t.rows.empty());
+  EXPECT_NEAR(t.rows.back()[3], 0.1, 1e-6);  // on the ground
+  EXPECT_NEAR(t.rows.back()[13], 0.0, 1e-6);
+}
+
+TEST(SimulateCliWorlds, FallingRodLiesOnTheFloor) {
+  TempDir tmp;
+  const Csv t = simulate_shipped("falling_rod", tmp);
+  ASSERT_FALSE(t.rows.empty());
+  EXPECT_NEAR(t.rows.back()[1], 0.0, 1e-6);  // the centre of mass moved vertically only
+  EXPECT_NEAR(t.rows.back()[2], 0.0, 1e-6);  // and lies on the floor
+  EXPECT_NEAR(t.rows.back()[3], 0.0, 1e-6);
+}
+
+TEST(SimulateCliWorlds, NewtonsCradlePassesTheMomentumOn) {
+  TempDir tmp;
+  const Csv t = simulate_shipped("newtons_cradle", tmp);
+  ASSERT_FALSE(t.rows.empty());
+  const std::vector<double>& last = t.rows.back();
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(last[6 + i], 0.0, 1e-6) << i;
+  EXPECT_NEAR(last[10], 1.0, 1e-6);
+}
+
+TEST(SimulateCliWorlds, QuadrupedStands) {
+  TempDir tmp;
+  const Csv t = simulate_shipped("quadruped_standing", tmp);
+  ASSERT_FALSE(t.rows.empty());
+  EXPECT_NEAR(t.rows.back()[3], 0.434, 0.006);  // the trunk at standing height
+  EXPECT_NEAR(t.rows.back()[7], 1.0, 1e-3);     // level (quaternion w)
+}
+
+TEST(SimulateCliWorlds, HumanoidLandsOnItsFeet) {
+  TempDir tmp;
+  const Csv t = simulate_shipped("humanoid_falling", tmp);
+  ASSERT_FALSE(t.rows.empty());
+  EXPECT_NEAR(t.rows.back()[3], 0.983, 0.01);
+  EXPECT_NEAR(t.rows.back()[7], 1.0, 1e-3);
+}
+
+// Disabled until the simulator detects the geometric loss of a contact: at
+// 4bc5a67 the ball's contact with the step's top face is kept past the edge
+// (refresh_contact follows the face's plane), so the ball rolls on in the air
+// at the step's height instead of falling. Enable it with that fix.
+TEST(SimulateCliWorlds, DISABLED_BallRollsOffTheStep) {
+  TempDir tmp;
+  const Csv t = simulate_shipped("ball_off_step", tmp);
+  ASSERT_FALSE(t.rows.empty());
+  EXPECT_GT(t.rows.back()[1], 0.6);          // beyond the step
+  EXPECT_NEAR(t.rows.back()[3], 0.1, 1e-3);  // on the ground
+}
