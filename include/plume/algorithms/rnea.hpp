@@ -23,7 +23,7 @@ const VectorX& rnea(const Model& model, Data& data, const VecRef& q, const VecRe
 const VectorX& bias_forces(const Model& model, Data& data, const VecRef& q, const VecRef& v);
 /// Gravity torques g(q) (rnea with q̇ = q̈ = 0). Writes data.g.
 const VectorX& gravity_torques(const Model& model, Data& data, const VecRef& q);
-/// Passive joint forces from the URDF's <dynamics damping>: −damping ∘ q̇.
+/// Passive joint forces from the URDF's `<dynamics damping>`: −damping ∘ q̇.
 /// (Coulomb friction is set-valued and is left to the caller.)
 VectorX passive_torques(const Model& model, const VecRef& v);
 

@@ -84,7 +84,7 @@ struct SimulationOptions {
   int cone_directions = 8;              ///< polyhedral friction cone for the LCPs
   int max_events = 200000;              ///< cap on events in one run
   long max_steps = 50000000;            ///< cap on integrator steps in one run
-  bool joint_damping = true;            ///< apply the URDF <dynamics damping>
+  bool joint_damping = true;            ///< apply the URDF `<dynamics damping>`
   bool joint_limits = true;             ///< URDF position limits as unilateral constraints
   double joint_limit_restitution = 0.0; ///< restitution of impacts on joint limits
   bool torque_limits = false;           ///< clamp the controller's output to the URDF efforts
