@@ -129,7 +129,9 @@ if(PKG_CONFIG_EXECUTABLE)
   run("compile tests/test_package.cpp with pkg-config's flags"
       COMMAND ${compile} -std=c++17 -O1 ${sanitize_flags} "${PLUME_SOURCE_DIR}/tests/test_package.cpp"
               -o "${WORK_DIR}/pkgconfig_consumer" ${flags})
-  run("run the pkg-config consumer" COMMAND "${WORK_DIR}/pkgconfig_consumer"
+  # pkg-config gives no run path: a shared libplume is found through LD_LIBRARY_PATH.
+  run("run the pkg-config consumer" COMMAND "${CMAKE_COMMAND}" -E env "LD_LIBRARY_PATH=${moved}/${LIBDIR}"
+      "${WORK_DIR}/pkgconfig_consumer"
       "${moved}/${DATADIR}/plume/models/pendulum.urdf" OUTPUT out)
   message("${out}")
 else()
