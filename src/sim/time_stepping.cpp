@@ -1,11 +1,713 @@
-// The time-stepping scheme of plume::Simulator (issue 7, in progress).
+// The time-stepping scheme of plume::Simulator: the variable-step implicit
+// trapezoidal rule with the contact LCP inside the step (Liu, Chen, Peng,
+// Qiao 2004; THEORY.md §7), with Coulomb friction through the frictional
+// LCP of ContactSolver.
+//
+// One step from (t, q, v), with q̈ = a from the force LCP of the persistent
+// contacts β (ζ = 0) at the step's start:
+//   0. h = min(h_init, time to the controller's next sample, to the end).
+//   1. Predict with the current forces: v_p = v + h a, q_p = q ⊕ h (v + h a/2).
+//      A contact outside β that penetrates at q_p is landed on: the step is
+//      shortened to the root of its gap Ψ_i(q(s)) = 0 along the prediction
+//      q(s) = q ⊕ s (v + s a/2) (Liu's extra equation Ψ_ip = 0, solved for h
+//      by Illinois), so that it touches at the step's end.
+//   2. Solve the force LCP of β at (q_p, v_p): a_p.
+//   3. Correct (trapezoid): v₁ = v + h (a + a_p)/2, q₁ = q ⊕ h (v + v₁)/2.
+//   4. A contact outside β still penetrating at q₁ (beyond the contact
+//      tolerance): halve h and redo. A sliding contact whose sliding velocity
+//      reversed: shorten h to the secant root of the sliding speed (the stick
+//      time) and redo.
+//   5. Accept; project the active contacts of β back onto Ψ = 0, ζ = 0
+//      (sticking ones also tangentially); the contacts touching at q₁ that
+//      approach get the impact LCP (restitution, friction; plastic below
+//      zeno_speed); the touching ones with ζ = 0 form the new β and the force
+//      LCP gives the forces (and a) of the next step.
+// Step-size control (Liu's score): each step taken shorter than h_init
+// (landing, halving, stick) scores −1, each taken at h_init +1; a run of
+// kScoreRun equal scores halves or doubles h_init. h_init starts at
+// SimulationOptions::time_step and never exceeds it: the scheme has no error
+// estimate, so the user's step is the accuracy knob and doubling only gives
+// back what halving took. Steps shortened by the controller's sample times
+// or the end of the run score 0.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include <Eigen/Cholesky>
+#include <Eigen/LU>
+
+#include "plume/algorithms/aba.hpp"
+#include "plume/algorithms/crba.hpp"
+#include "plume/algorithms/energy.hpp"
+#include "plume/algorithms/kinematics.hpp"
+#include "plume/configuration.hpp"
+#include "plume/contact/contact_jacobian.hpp"
+#include "plume/dynamics/contact_dynamics.hpp"
 #include "plume/error.hpp"
 #include "sim/scheme.hpp"
+#include "sim/scheme_common.hpp"
 
 namespace plume::detail {
 
-std::unique_ptr<SchemeRunner> make_time_stepping(World, const SimulationOptions&) {
-  throw Error("the time-stepping scheme is not available in this build");
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int kScoreRun = 4;  // equal scores in a row that halve / double h_init
+
+class TimeStepping final : public SchemeRunner {
+ public:
+  TimeStepping(World w, const SimulationOptions& o)
+      : world_(std::move(w)), opt_(o), data_(world_.model()), cat_(world_, touch_margin(o)),
+        solver_(world_.model(), 16) {
+    validate_scheme_options(opt_);
+    const Model& m = world_.model();
+    q_ = world_.q0();
+    v_ = world_.v0();
+    tau_ = VectorX::Zero(m.nv());
+    a_ = VectorX::Zero(m.nv());
+    h_init_ = opt_.time_step;
+  }
+
+  void set_controller(ControllerFunction f, double period) override {
+    controller_ = std::move(f);
+    period_ = period;
+    next_sample_ = t_;
+  }
+  double time() const override { return t_; }
+  const VectorX& q() const override { return q_; }
+  const VectorX& v() const override { return v_; }
+  const World& world() const override { return world_; }
+  const SimulationOptions& options() const override { return opt_; }
+  const std::vector<Contact>& current_contacts() const override { return current_view_; }
+  double energy() override { return energy_of(q_, v_); }
+  std::string contact_name(const Contact& c) const override { return cat_.name_of(world_.model(), c); }
+  SimulationResult run_until(double until, Recorder* recorder) override;
+
+ private:
+  // A persistent contact (in β): touching with ζ = 0.
+  struct Tracked {
+    Contact contact;
+    double mu = 0.0, restitution = 0.0;
+    ContactMode mode = ContactMode::Sticking;
+    bool active = false;          // λ > 0 in the last force LCP
+    Vec3 slide_dir = Vec3::Zero();  // world sliding direction while sliding
+  };
+  // What one attempted step produced.
+  enum class Outcome : std::uint8_t { Accepted, Penetration, Stick, ContactFailed };
+
+  // |Ψ| below this touches; a contact outside β deeper than this penetrates.
+  static double touch_margin(const SimulationOptions& o) { return 2.0 * std::max(o.contact_tolerance, o.drift_tolerance); }
+  const Model& model() const { return world_.model(); }
+
+  void parameters_of(const Contact& c, double& mu, double& e) const {
+    if (c.kind == ContactKind::JointLimit) {
+      mu = 0.0;
+      e = opt_.joint_limit_restitution;
+      return;
+    }
+    const ContactParameters& p = cat_.pair_parameters[static_cast<std::size_t>(c.pair)];
+    mu = p.mu;
+    e = p.restitution;
+  }
+
+  // Every contact with Ψ < margin at q (placements left in data_).
+  void detect(const VectorX& q, double margin, std::vector<Contact>& out) {
+    unchecked::forward_kinematics(model(), data_, q);
+    cat_.detector.detect(model(), data_, out);
+    if (margin < touch_margin(opt_)) {
+      std::size_t k = 0;
+      for (const Contact& c : out) {
+        if (c.gap < margin) out[k++] = c;
+      }
+      out.resize(k);
+    }
+    if (opt_.joint_limits) detect_joint_limits(model(), q, margin, out);
+  }
+
+  double gap_at(const VectorX& q, Contact c) {
+    if (c.kind == ContactKind::JointLimit) {
+      const int qi = model().joint(c.body_b).q_index;
+      return c.normal.x() > 0.0 ? q(qi) - model().lower_position_limit()(qi) : model().upper_position_limit()(qi) - q(qi);
+    }
+    unchecked::forward_kinematics(model(), data_, q);
+    refresh_contact(model(), data_, c);
+    return c.gap;
+  }
+
+  bool in_beta(std::uint64_t id) const {
+    for (const Tracked& tr : beta_) {
+      if (tr.contact.id == id) return true;
+    }
+    return false;
+  }
+
+  // ---- accelerations: the force LCP of β at (q, v) ---------------------------------------
+  // q̈ into `a`; the normal forces, friction and modes stay in the solver's
+  // solution. False (with the reason in message_) when the LCP failed.
+  bool accelerations(const VectorX& q, const VectorX& v, VectorX& a) {
+    ++stats_.rhs_evaluations;
+    const Model& m = model();
+    applied_torque(m, opt_, tau_, v, tau_applied_);
+    if (beta_.empty()) {
+      a = unchecked::aba(m, data_, q, v, tau_applied_);
+      return true;
+    }
+    contacts_.clear();
+    unchecked::forward_kinematics(m, data_, q);
+    mu_.resize(static_cast<Eigen::Index>(beta_.size()));
+    bool friction = false;
+    for (std::size_t k = 0; k < beta_.size(); ++k) {
+      Contact c = beta_[k].contact;
+      if (c.kind == ContactKind::Shapes) refresh_contact(m, data_, c);
+      contacts_.push_back(c);
+      mu_(static_cast<Eigen::Index>(k)) = beta_[k].mu;
+      friction |= beta_[k].mu > 0.0;
+    }
+    ContactSolveOptions so;
+    so.friction = friction ? FrictionModel::PolyhedralCone : FrictionModel::None;
+    so.cone_directions = opt_.cone_directions;
+    so.slip_velocity = opt_.slip_velocity;
+    const ContactSolution& s = solver_.solve(m, data_, q, v, tau_applied_, contacts_, mu_, so);
+    last_ = &s;
+    ++stats_.lcp_solves;
+    if (s.status != ContactStatus::Solved) {
+      message_ = s.message;
+      return false;
+    }
+    a = s.ddq;
+    return true;
+  }
+
+  // ---- one attempted step -----------------------------------------------------------------
+  // `stick_landing`: h is the root of a sliding speed; the slide's force then
+  // holds over the whole step (the contact sticks at its end), so the
+  // predicted state — where the speed is 0 and the LCP would already stick —
+  // gets the step's starting forces.
+  Outcome attempt(double h, bool stick_landing, VectorX& q1, VectorX& v1, double& h_stick) {
+    const Model& m = model();
+    // 1. predict with the current forces
+    vp_ = v_ + h * a_;
+    qp_ = integrate(m, q_, v_ + 0.5 * h * a_, h);
+    // A slide the prediction reverses stops inside the step: land on the
+    // stick (the secant root of the sliding speed, exact for Coulomb's
+    // constant deceleration). Left to the corrector, the friction force,
+    // reversed at the predicted state, would cancel the deceleration and
+    // freeze a small sliding speed for good.
+    if (stick_landing) {
+      ap_ = a_;
+    } else {
+      h_stick = sliding_reversal(qp_, vp_, h);
+      if (std::isfinite(h_stick)) return Outcome::Stick;
+      // 2. the force LCP at the predicted state
+      if (!accelerations(qp_, vp_, ap_)) return Outcome::ContactFailed;
+    }
+    // 3. correct (implicit trapezoid with the predicted forces)
+    v1 = v_ + 0.5 * h * (a_ + ap_);
+    q1 = integrate(m, q_, 0.5 * (v_ + v1), h);
+    // 4. penetration of a contact outside β, reversal of a sliding one
+    detect(q1, touch_margin(opt_), found_);
+    for (const Contact& c : found_) {
+      if (c.gap < -touch_margin(opt_) && !in_beta(c.id)) return Outcome::Penetration;
+    }
+    h_stick = sliding_reversal(q1, v1, h);
+    return std::isfinite(h_stick) ? Outcome::Stick : Outcome::Accepted;
+  }
+
+  // The earliest secant root of the sliding speeds of β's sliding contacts,
+  // which run from u₀ > 0 at the step's start to u₁ < −slip_velocity at
+  // (q1, v1) after h; +∞ when none reverses.
+  double sliding_reversal(const VectorX& q1, const VectorX& v1, double h) {
+    const Model& m = model();
+    double h_stick = kInf;
+    bool kinematics = false;
+    for (const Tracked& tr : beta_) {
+      if (tr.mode != ContactMode::Sliding || tr.contact.kind != ContactKind::Shapes) continue;
+      if (!kinematics) {
+        unchecked::forward_kinematics(m, data_, q1, v1);
+        kinematics = true;
+      }
+      Contact c = tr.contact;
+      refresh_contact(m, data_, c);
+      const double u1 = tangential_velocity(c).dot(tr.slide_dir);
+      if (u1 >= -opt_.slip_velocity) continue;
+      const double u0 = start_slide_speed(tr);
+      if (u0 <= 0.0) continue;
+      h_stick = std::min(h_stick, h * u0 / (u0 - u1));
+    }
+    return h_stick;
+  }
+
+  // Relative tangential velocity at a contact (kinematics with v in data_).
+  Vec3 tangential_velocity(const Contact& c) const {
+    const ContactKinematics ck = contact_kinematics(model(), data_, c);
+    Vec3 u = ck.velocity_b - ck.velocity_a;
+    return u - u.dot(ck.normal) * ck.normal;
+  }
+
+  // Sliding speed along the slide direction at the step's start (cached).
+  double start_slide_speed(const Tracked& tr) const {
+    for (std::size_t k = 0; k < beta_.size(); ++k) {
+      if (beta_[k].contact.id == tr.contact.id) return slide_speed0_[k];
+    }
+    return 0.0;
+  }
+
+  // The shortest landing time s ∈ (0, h] of a contact outside β that the
+  // prediction carries into a surface: the root of Ψ_i(q(s)) (Illinois).
+  double land(double h) {
+    const Model& m = model();
+    qp_ = integrate(m, q_, v_ + 0.5 * h * a_, h);
+    detect(qp_, touch_margin(opt_), found_);
+    double best = h;
+    const std::vector<Contact> predicted = found_;
+    for (const Contact& c : predicted) {
+      if (c.gap >= -touch_margin(opt_) || in_beta(c.id)) continue;
+      auto g = [&](double s) { return gap_at(integrate(m, q_, v_ + 0.5 * s * a_, s), c); };
+      double a = 0.0, fa = g(0.0), b = h, fb = c.gap;
+      if (fa <= touch_margin(opt_)) continue;  // touching already: left to the penetration check
+      int side = 0;
+      for (int it = 0; it < 200 && b - a > opt_.event_time_tolerance; ++it) {
+        double mid = (a * fb - b * fa) / (fb - fa);
+        if (!(mid > a && mid < b)) mid = 0.5 * (a + b);
+        const double fm = g(mid);
+        if (fm > 0.0) {
+          a = mid;
+          fa = fm;
+          if (side == -1) fb *= 0.5;
+          side = -1;
+        } else {
+          b = mid;
+          fb = fm;
+          if (side == +1) fa *= 0.5;
+          side = +1;
+        }
+        if (std::abs(fm) <= 0.25 * opt_.contact_tolerance) {
+          b = mid;
+          break;
+        }
+      }
+      best = std::min(best, b);
+    }
+    return best;
+  }
+
+  // ---- at the step's end: drift, impacts, the new β and its forces ---------------------------
+  void project();
+  bool impacts(SimulationResult& result);
+  bool settle(SimulationResult& result);
+
+  void emit(EventKind kind, const Contact& c, double pre, double post, double impulse) {
+    ++stats_.events;
+    if (rec_) {
+      rec_->event({t_, kind, cat_.name_of(model(), c), model().body_name(c.body_a), model().body_name(c.body_b), pre, post,
+                   impulse});
+    }
+  }
+
+  void refresh_view() {
+    current_view_.clear();
+    for (const Tracked& tr : beta_) current_view_.push_back(tr.contact);
+  }
+
+  // ---- recording ----------------------------------------------------------------------------
+  double energy_of(const VectorX& q, const VectorX& v) {
+    qn_ = q;
+    normalize_configuration(model(), qn_);
+    return mechanical_energy(model(), data_, qn_, v);
+  }
+
+  void record_sample(double time, const VectorX& q, const VectorX& v) {
+    if (!rec_) return;
+    rec_->sample(time, q, v, energy_of(q, v));
+    if (beta_.empty()) return;
+    // The forces at the sample (a solve for the output, not counted).
+    const long rhs = stats_.rhs_evaluations, lcp = stats_.lcp_solves;
+    VectorX a;
+    if (accelerations(q, v, a)) {
+      const ContactSolution& s = *last_;
+      unchecked::forward_kinematics(model(), data_, q, v);
+      for (std::size_t k = 0; k < contacts_.size(); ++k) {
+        const ContactKinematics ck = contact_kinematics(model(), data_, contacts_[k]);
+        const Eigen::Index i = static_cast<Eigen::Index>(k);
+        rec_->contact({time, cat_.name_of(model(), contacts_[k]), ck.gap, ck.gap_rate, s.lambda(i), s.friction.col(i).norm()});
+      }
+    }
+    stats_.rhs_evaluations = rhs;
+    stats_.lcp_solves = lcp;
+  }
+
+  // Samples in (t0, t1) (and t1 when `inclusive`) on the cubic Hermite
+  // interpolant of the step, in the tangent space at q0.
+  void record_outputs_until(double t0, const VectorX& q0, const VectorX& v0, double t1, const VectorX& q1,
+                            const VectorX& v1, bool inclusive) {
+    if (opt_.output_rate <= 0.0 || !rec_) return;
+    const double dt_out = 1.0 / opt_.output_rate;
+    const double h = t1 - t0;
+    const VectorX delta = difference(model(), q0, q1);
+    while (next_output_ < t1 || (inclusive && next_output_ <= t1)) {
+      const double s = h > 0.0 ? std::clamp((next_output_ - t0) / h, 0.0, 1.0) : 1.0;
+      const double h10 = s * s * s - 2 * s * s + s, h01 = -2 * s * s * s + 3 * s * s, h11 = s * s * s - s * s;
+      const double d10 = 3 * s * s - 4 * s + 1, d01 = -6 * s * s + 6 * s, d11 = 3 * s * s - 2 * s;
+      const VectorX p = h10 * h * v0 + h01 * delta + h11 * h * v1;
+      const VectorX qs = integrate(model(), q0, p, 1.0);
+      const VectorX vs = h > 0.0 ? VectorX(d10 * v0 + d01 * delta / h + d11 * v1) : v1;
+      record_sample(next_output_, qs, vs);
+      next_output_ = std::round((next_output_ + dt_out) / dt_out) * dt_out;
+    }
+  }
+
+  bool sample_controller(SimulationResult& result) {
+    if (!controller_) return true;
+    next_sample_ = t_ + period_;
+    return sample_controller_checked(model(), opt_, controller_, t_, q_, v_, tau_, result);
+  }
+
+  bool fail(SimulationResult& result, SimulationStatus status, const std::string& message) {
+    result.status = status;
+    result.message = message;
+    return false;
+  }
+
+  std::string contact_summary() const {
+    if (beta_.empty()) return "";
+    std::string s = " (contacts: ";
+    for (std::size_t i = 0; i < beta_.size(); ++i) s += (i ? ", " : "") + cat_.name_of(model(), beta_[i].contact);
+    return s + ")";
+  }
+
+  SimulationResult finish(SimulationResult& result, std::chrono::steady_clock::time_point wall0) {
+    result.time = t_;
+    stats_.energy_end = energy_of(q_, v_);
+    stats_.wall_time += seconds_since(wall0);
+    result.statistics = stats_;
+    rec_ = nullptr;
+    return result;
+  }
+
+  void score(int s) {
+    if (s == 0) return;
+    if (s < 0) {
+      run_ = std::min(run_, 0) - 1;
+      if (run_ <= -kScoreRun) {
+        h_init_ = std::max(0.5 * h_init_, opt_.min_step);
+        run_ = 0;
+      }
+    } else {
+      run_ = std::max(run_, 0) + 1;
+      if (run_ >= kScoreRun) {
+        h_init_ = std::min(2.0 * h_init_, opt_.time_step);
+        run_ = 0;
+      }
+    }
+  }
+
+  World world_;
+  SimulationOptions opt_;
+  Data data_;
+  ContactCatalogue cat_;
+  ContactSolver solver_;
+
+  double t_ = 0.0;
+  VectorX q_, v_, tau_, tau_applied_, a_, qn_, qp_, vp_, ap_, mu_;
+  ControllerFunction controller_;
+  double period_ = 0.0, next_sample_ = kInf;
+  std::vector<Tracked> beta_;
+  std::vector<double> slide_speed0_;
+  std::vector<Contact> current_view_, contacts_, found_, touching_;
+  std::string message_;
+  const ContactSolution* last_ = nullptr;  // the solver's last force solution
+
+  double h_init_ = 1e-3;
+  int run_ = 0;
+  SimulationStatistics stats_;
+  Recorder* rec_ = nullptr;
+  double next_output_ = 0.0;
+  bool initialised_ = false;
+};
+
+// Moves (q, v) back onto Ψ = 0, ζ = 0 of the active contacts of β (and zero
+// sliding velocity of the sticking ones) in the metric of H, when they have
+// drifted beyond drift_tolerance (the trapezoid keeps them only to O(h³)).
+void TimeStepping::project() {
+  const Model& m = model();
+  std::vector<Contact> act;
+  std::vector<bool> stick;
+  for (const Tracked& tr : beta_) {
+    if (!tr.active) continue;
+    act.push_back(tr.contact);
+    stick.push_back(tr.mu > 0.0 && tr.mode != ContactMode::Sliding && tr.contact.kind == ContactKind::Shapes);
+  }
+  if (act.empty()) return;
+  const int na = static_cast<int>(act.size());
+  bool changed = false;
+  // Positions: δ = −H⁻¹T (TᵀH⁻¹T)⁻¹ Ψ, a few Newton iterations.
+  for (int iteration = 0; iteration < 3; ++iteration) {
+    unchecked::forward_kinematics(m, data_, q_, v_, VectorX::Zero(m.nv()));
+    VectorX phi(na), unused(na);
+    double worst = 0.0;
+    for (int k = 0; k < na; ++k) {
+      if (act[k].kind == ContactKind::Shapes) refresh_contact(m, data_, act[k]);
+      phi(k) = act[k].kind == ContactKind::Shapes ? act[k].gap : gap_at(q_, act[k]);
+      worst = std::max(worst, std::abs(phi(k)));
+    }
+    if (worst <= opt_.drift_tolerance) break;
+    unchecked::forward_kinematics(m, data_, q_, v_, VectorX::Zero(m.nv()));
+    MatrixX T(m.nv(), na);
+    contact_jacobian(m, data_, act, T, unused);
+    const MatrixX H = unchecked::crba(m, data_, q_);
+    const Eigen::LDLT<MatrixX> Hf(H);
+    const MatrixX HiT = Hf.solve(T);
+    MatrixX A = T.transpose() * HiT;
+    A.diagonal().array() += 1e-12 * std::max(1e-12, A.diagonal().maxCoeff());
+    const VectorX delta = HiT * A.partialPivLu().solve(-phi);
+    q_ = integrate(m, q_, delta, 1.0);
+    changed = true;
+  }
+  // Velocities: remove the normal (and sticking tangential) components.
+  unchecked::forward_kinematics(m, data_, q_, v_, VectorX::Zero(m.nv()));
+  for (Contact& c : act) {
+    if (c.kind == ContactKind::Shapes) refresh_contact(m, data_, c);
+  }
+  int rows = 0;
+  for (int k = 0; k < na; ++k) rows += stick[static_cast<std::size_t>(k)] ? 3 : 1;
+  MatrixX K(m.nv(), rows), T(m.nv(), na), D(m.nv(), 2 * na);
+  VectorX Tdv(na), Ddv(2 * na);
+  contact_jacobian(m, data_, act, T, Tdv);
+  tangent_jacobian(m, data_, act, 2, D, Ddv);
+  int r = 0;
+  for (int k = 0; k < na; ++k) {
+    K.col(r++) = T.col(k);
+    if (stick[static_cast<std::size_t>(k)]) {
+      K.col(r++) = D.col(2 * k);
+      K.col(r++) = D.col(2 * k + 1);
+    }
+  }
+  const VectorX err = K.transpose() * v_;
+  if (err.cwiseAbs().maxCoeff() > 0.1 * opt_.velocity_tolerance) {
+    const MatrixX H = unchecked::crba(m, data_, q_);
+    const Eigen::LDLT<MatrixX> Hf(H);
+    const MatrixX HiK = Hf.solve(K);
+    MatrixX A = K.transpose() * HiK;
+    A.diagonal().array() += 1e-12 * std::max(1e-12, A.diagonal().maxCoeff());
+    v_ -= HiK * A.partialPivLu().solve(err);
+    changed = true;
+  }
+  if (changed) ++stats_.projections;
+}
+
+// Impacts at (t_, q_, v_): every touching contact, the approaching ones with
+// their restitution (plastic below zeno_speed), by the impulse LCP.
+bool TimeStepping::impacts(SimulationResult& result) {
+  const Model& m = model();
+  detect(q_, touch_margin(opt_), touching_);
+  unchecked::forward_kinematics(m, data_, q_, v_);
+  const int n = static_cast<int>(touching_.size());
+  VectorX zeta(n), mu(n), e(n);
+  bool impact = false;
+  for (int i = 0; i < n; ++i) {
+    stats_.max_penetration = std::max(stats_.max_penetration, -touching_[i].gap);
+    zeta(i) = contact_kinematics(m, data_, touching_[i]).gap_rate;
+    parameters_of(touching_[i], mu(i), e(i));
+    // Persistent contacts drift by O(h³) between projections: only a contact
+    // arriving from outside β makes an impact (β's take part in it).
+    impact |= zeta(i) < -opt_.velocity_tolerance && !in_beta(touching_[i].id);
+  }
+  if (!impact) return true;
+  VectorX e_eff = e;
+  for (int i = 0; i < n; ++i) {
+    if (zeta(i) < 0.0 && -zeta(i) < opt_.zeno_speed) e_eff(i) = 0.0;
+  }
+  ImpactOptions io;
+  io.friction = mu.maxCoeff() > 0.0 ? FrictionModel::PolyhedralCone : FrictionModel::None;
+  io.cone_directions = opt_.cone_directions;
+  const ImpactSolution& s = solver_.impact(m, data_, q_, v_, touching_, e_eff, mu, io);
+  ++stats_.lcp_solves;
+  ++stats_.impacts;
+  if (s.status != ContactStatus::Solved) {
+    return fail(result, SimulationStatus::ContactFailure, "impact at t = " + fmt(t_) + ": " + s.message);
+  }
+  for (int i = 0; i < n; ++i) {
+    if (s.impulse(i) > 0.0 || zeta(i) < -opt_.velocity_tolerance) {
+      const bool plastic_rest = zeta(i) < -opt_.velocity_tolerance && -zeta(i) < opt_.zeno_speed;
+      emit(plastic_rest ? EventKind::ZenoRest : EventKind::Impact, touching_[i], zeta(i), s.zeta_plus(i), s.impulse(i));
+    }
+  }
+  v_ = s.v_plus;
+  return true;
+}
+
+// The new β at (t_, q_, v_): touching contacts with ζ ≤ velocity_tolerance;
+// the force LCP gives their forces, modes and a_ for the next step.
+bool TimeStepping::settle(SimulationResult& result) {
+  const Model& m = model();
+  detect(q_, touch_margin(opt_), touching_);
+  unchecked::forward_kinematics(m, data_, q_, v_);
+  std::vector<Tracked> previous = beta_;
+  beta_.clear();
+  for (const Contact& c : touching_) {
+    stats_.max_penetration = std::max(stats_.max_penetration, -c.gap);
+    if (contact_kinematics(m, data_, c).gap_rate > opt_.velocity_tolerance) continue;  // separating
+    Tracked tr;
+    tr.contact = c;
+    parameters_of(c, tr.mu, tr.restitution);
+    beta_.push_back(tr);
+  }
+  if (!accelerations(q_, v_, a_)) {
+    return fail(result, SimulationStatus::ContactFailure, "contact forces at t = " + fmt(t_) + ": " + message_);
+  }
+  slide_speed0_.assign(beta_.size(), 0.0);
+  if (!beta_.empty()) {
+    const ContactSolution& s = *last_;
+    const double fscale = std::max(1e-12, s.lambda.cwiseAbs().maxCoeff());
+    unchecked::forward_kinematics(m, data_, q_, v_);
+    for (std::size_t k = 0; k < beta_.size(); ++k) {
+      Tracked& tr = beta_[k];
+      const Eigen::Index i = static_cast<Eigen::Index>(k);
+      tr.active = s.lambda(i) > 1e-12 * fscale;
+      tr.mode = s.mode[k];
+      if (tr.mu <= 0.0 || tr.contact.kind == ContactKind::JointLimit) tr.mode = ContactMode::Sticking;
+      if (tr.mode == ContactMode::Sliding) {
+        const Vec3 u = tangential_velocity(contacts_[k]);
+        tr.slide_dir = u.norm() > 0.0 ? Vec3(u.normalized()) : Vec3::Zero();
+        slide_speed0_[k] = u.norm();
+      }
+    }
+  }
+  // What changed: losses, gains, stick/slip.
+  auto sliding = [](ContactMode mode) { return mode == ContactMode::Sliding || mode == ContactMode::Slipping; };
+  for (const Tracked& old : previous) {
+    const Tracked* now = nullptr;
+    for (const Tracked& tr : beta_) {
+      if (tr.contact.id == old.contact.id) now = &tr;
+    }
+    if (!now) {
+      emit(EventKind::ContactLoss, old.contact, 0.0, 0.0, 0.0);
+    } else if (old.mu > 0.0 && sliding(old.mode) != sliding(now->mode)) {
+      emit(sliding(now->mode) ? EventKind::Slip : EventKind::Stick, old.contact, 0.0, 0.0, 0.0);
+    }
+  }
+  for (const Tracked& now : beta_) {
+    bool known = false;
+    for (const Tracked& old : previous) known |= old.contact.id == now.contact.id;
+    if (!known) emit(EventKind::ContactGain, now.contact, 0.0, 0.0, 0.0);
+  }
+  refresh_view();
+  return true;
+}
+
+SimulationResult TimeStepping::run_until(double until, Recorder* recorder) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  SimulationResult result;
+  rec_ = recorder;
+  const Model& m = model();
+  try {
+    if (!initialised_) {
+      normalize_configuration(m, q_);
+      stats_.energy_start = energy_of(q_, v_);
+      next_output_ = t_;
+      if (!impacts(result)) return finish(result, wall0);
+      if (!sample_controller(result)) return finish(result, wall0);
+      if (!settle(result)) return finish(result, wall0);
+      initialised_ = true;
+    }
+    if (rec_ && opt_.output_rate > 0 && next_output_ <= t_) {
+      record_sample(t_, q_, v_);
+      next_output_ = t_ + 1.0 / opt_.output_rate;
+    }
+    const long step_cap = stats_.steps + opt_.max_steps;
+    VectorX q1, v1;
+    while (t_ < until) {
+      if (stats_.steps >= step_cap) {
+        fail(result, SimulationStatus::StepLimit, "more than max_steps = " + std::to_string(opt_.max_steps) + " steps at t = " + fmt(t_));
+        return finish(result, wall0);
+      }
+      // Stop times closer than rounding: reached.
+      const double slack = std::max(1e-9 * h_init_, 1e-12 * std::max(1.0, std::abs(t_)));
+      if (until - t_ <= slack) {
+        t_ = until;
+        break;
+      }
+      if (next_sample_ - t_ <= slack) {
+        if (!sample_controller(result) || !settle(result)) return finish(result, wall0);
+        continue;
+      }
+      // 0. the nominal step, cut at the controller's next sample and the end
+      double h = h_init_;
+      bool cut_by_time = false;
+      const double t_stop = std::min(next_sample_, until);
+      // (a remainder below 1e-6 h is rounding: merged into this step)
+      if (t_ + h * (1.0 + 1e-6) >= t_stop) {
+        h = t_stop - t_;
+        cut_by_time = true;
+      }
+      // 1. land on a contact the prediction reaches
+      const double h_land = land(h);
+      bool shortened = h_land < h;
+      h = h_land;
+      // 2–4. predict, LCP, correct; halve on penetration, shorten to a stick
+      Outcome outcome;
+      bool stick_landing = false;
+      for (;;) {
+        if (h < opt_.min_step) {
+          fail(result, SimulationStatus::StepUnderflow,
+               "the step fell to " + fmt(h) + " s (below min_step) at t = " + fmt(t_) + contact_summary());
+          return finish(result, wall0);
+        }
+        double h_stick = kInf;
+        outcome = attempt(h, stick_landing, q1, v1, h_stick);
+        if (outcome == Outcome::Accepted) break;
+        shortened = true;
+        if (outcome == Outcome::Stick) {
+          stick_landing = h_stick > 0.0 && h_stick < h;
+          h = stick_landing ? h_stick : 0.5 * h;
+        } else {
+          stick_landing = false;
+          h *= 0.5;  // penetration, or no LCP solution at the predicted state
+        }
+        if (outcome == Outcome::ContactFailed && h < opt_.min_step) {
+          fail(result, SimulationStatus::ContactFailure, "contact forces at t = " + fmt(t_) + ": " + message_ + contact_summary());
+          return finish(result, wall0);
+        }
+      }
+      if (!q1.allFinite() || !v1.allFinite()) {
+        fail(result, SimulationStatus::NonFinite, "the state became non-finite at t ≈ " + fmt(t_ + h) + contact_summary());
+        return finish(result, wall0);
+      }
+      // 5. accept
+      ++stats_.steps;
+      score(shortened ? -1 : (cut_by_time ? 0 : +1));
+      const double t0 = t_;
+      const VectorX q0 = q_, v0 = v_;
+      t_ = (cut_by_time && !shortened) ? t_stop : t_ + h;
+      record_outputs_until(t0, q0, v0, t_, q1, v1, false);
+      q_ = q1;
+      v_ = v1;
+      if (quaternion_error(m, q_) > 1e-12) normalize_configuration(m, q_);
+      const long events_before = stats_.events;
+      project();
+      if (!impacts(result)) return finish(result, wall0);
+      if (next_sample_ <= t_ && !sample_controller(result)) return finish(result, wall0);
+      if (!settle(result)) return finish(result, wall0);
+      if (rec_ && opt_.output_rate > 0 && next_output_ <= t_) {
+        record_sample(t_, q_, v_);
+        next_output_ = std::round((next_output_ + 1.0 / opt_.output_rate) * opt_.output_rate) / opt_.output_rate;
+      } else if (rec_ && stats_.events > events_before) {
+        record_sample(t_, q_, v_);
+      }
+    }
+    result.status = SimulationStatus::Finished;
+    result.message = "finished at t = " + fmt(t_);
+  } catch (const Error& e) {
+    fail(result, SimulationStatus::Failed, "at t = " + fmt(t_) + ": " + e.what() + contact_summary());
+  }
+  return finish(result, wall0);
+}
+
+}  // namespace
+
+std::unique_ptr<SchemeRunner> make_time_stepping(World world, const SimulationOptions& options) {
+  return std::make_unique<TimeStepping>(std::move(world), options);
 }
 
 }  // namespace plume::detail

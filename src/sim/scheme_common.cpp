@@ -1,0 +1,109 @@
+// Helpers shared by the compliant and time-stepping schemes.
+#include "sim/scheme_common.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "plume/error.hpp"
+
+namespace plume::detail {
+
+void validate_scheme_options(const SimulationOptions& o) {
+  auto positive = [](double x, const char* name) {
+    if (!(x > 0.0) || !std::isfinite(x)) throw Error(std::string("simulation option ") + name + " must be positive and finite");
+  };
+  positive(o.abs_tol, "abs_tol");
+  positive(o.rel_tol, "rel_tol");
+  positive(o.initial_step, "initial_step");
+  positive(o.min_step, "min_step");
+  positive(o.max_step, "max_step");
+  positive(o.event_time_tolerance, "event_time_tolerance");
+  positive(o.contact_tolerance, "contact_tolerance");
+  positive(o.velocity_tolerance, "velocity_tolerance");
+  positive(o.drift_tolerance, "drift_tolerance");
+  positive(o.slip_velocity, "slip_velocity");
+  positive(o.time_step, "time_step");
+  if (!(o.zeno_speed >= 0.0)) throw Error("simulation option zeno_speed must be non-negative");
+  if (!(o.duration >= 0.0) || !std::isfinite(o.duration)) throw Error("simulation option duration must be finite and non-negative");
+  if (!(o.output_rate >= 0.0) || !std::isfinite(o.output_rate)) throw Error("simulation option output_rate must be finite and non-negative");
+  if (o.cone_directions < 4) throw Error("simulation option cone_directions must be at least 4");
+  if (!(o.joint_limit_restitution >= 0.0 && o.joint_limit_restitution <= 1.0)) {
+    throw Error("simulation option joint_limit_restitution must be within [0, 1]");
+  }
+}
+
+namespace {
+DetectionOptions detection_options(const World& w, double margin) {
+  DetectionOptions d;
+  d.margin = margin;
+  d.self_collision = w.self_collision();
+  return d;
+}
+}  // namespace
+
+ContactCatalogue::ContactCatalogue(const World& world, double margin)
+    : detector(world.model(), world.environment(), detection_options(world, margin)) {
+  for (const ShapePair& p : detector.pairs()) {
+    const DetectorShape& a = detector.shapes()[p.shape_a];
+    const DetectorShape& b = detector.shapes()[p.shape_b];
+    pair_parameters.push_back(world.contact_parameters(a.name, link_of(world, p.shape_a), a.material, b.name,
+                                                       link_of(world, p.shape_b), b.material));
+  }
+}
+
+std::string ContactCatalogue::link_of(const World& world, int shape) const {
+  if (shape < detector.num_robot_shapes()) return world.model().collisions()[shape].link;
+  return detector.shapes()[shape].name;
+}
+
+std::string ContactCatalogue::name_of(const Model& model, const Contact& c) const {
+  if (c.kind == ContactKind::JointLimit) {
+    const std::string& joint = model.joint(model.dof_body(c.dof)).name;
+    return "limit:" + joint + (c.normal.x() > 0 ? ":lower" : ":upper");
+  }
+  return detector.shapes()[c.shape_a].name + "|" + detector.shapes()[c.shape_b].name + "#" + std::to_string(c.feature);
+}
+
+bool sample_controller_checked(const Model& model, const SimulationOptions& options, const ControllerFunction& f,
+                               double t, const VectorX& q, const VectorX& v, VectorX& tau, SimulationResult& result) {
+  f(t, q, v, tau);
+  if (tau.size() != model.nv()) {
+    result.status = SimulationStatus::Failed;
+    result.message = "the controller returned " + std::to_string(tau.size()) + " torques at t = " + fmt(t) +
+                     ", expected nv = " + std::to_string(model.nv());
+    return false;
+  }
+  for (Eigen::Index i = 0; i < tau.size(); ++i) {
+    if (!std::isfinite(tau(i))) {
+      result.status = SimulationStatus::NonFinite;
+      result.message = "the controller returned tau[" + std::to_string(i) + "] = " + fmt(tau(i)) + " at t = " + fmt(t);
+      return false;
+    }
+  }
+  if (options.torque_limits) tau = tau.cwiseMax(-model.effort_limit()).cwiseMin(model.effort_limit());
+  return true;
+}
+
+void applied_torque(const Model& model, const SimulationOptions& options, const VectorX& tau, const VectorX& v,
+                    VectorX& out) {
+  out = tau;
+  if (options.joint_damping) out -= model.damping().cwiseProduct(v);
+}
+
+std::string fmt(double x) {
+  std::ostringstream s;
+  s.precision(10);
+  s << x;
+  return s.str();
+}
+
+double quaternion_error(const Model& model, const VectorX& q) {
+  double worst = 0.0;
+  for (int i = 1; i < model.nbodies(); ++i) {
+    const Joint& j = model.joint(i);
+    if (j.type == JointType::FreeFlyer) worst = std::max(worst, std::abs(q.segment<4>(j.q_index + 3).norm() - 1.0));
+  }
+  return worst;
+}
+
+}  // namespace plume::detail
