@@ -2,6 +2,8 @@
 // factor of H.
 #include "plume/dynamics/contact_dynamics.hpp"
 
+#include <limits>
+#include <cstdio>
 #include <cmath>
 #include <sstream>
 
@@ -90,6 +92,11 @@ void ContactSolver::reserve(int contacts) {
   G_.setZero(nv_, m);
   YG_.setZero(nv_, m);
   A_.setZero(m, m);
+  Areg_.setZero(m, m);
+  regularised_.lambda.setZero(m);
+  regularised_.w.setZero(m);
+  regularised_.basic.reserve(m);
+  regularised_.message.reserve(512);
   Tdv_.setZero(nc);
   Ddv_.setZero(k * nc);
   d_.setZero(nc);
@@ -137,6 +144,10 @@ void ContactSolver::grow_directions(int k) {
   G_.resize(nv_, m);
   YG_.resize(nv_, m);
   A_.resize(m, m);
+  Areg_.resize(m, m);
+  regularised_.lambda.resize(m);
+  regularised_.w.resize(m);
+  regularised_.basic.reserve(m);
   b_.resize(m);
   z_.resize(m);
   lo_.resize(m);
@@ -214,12 +225,63 @@ const ContactSolution& ContactSolver::solve(const Model& model, Data& data, cons
   return s;
 }
 
+// Lemke on LCP(A, b), with two fallbacks for the case where its final basis
+// is too ill-conditioned to pass the strict backward-error test (100·n·ε of
+// the problem's scale): dependent contacts, more touching points than the
+// bodies have freedoms, as the eight corners of two flat feet. The test
+// accepted here is √ε of the scale, the accuracy to which w is known anyway
+// for λ within lcp_max_amplification.
+//  1. The rejected λ of the final basis, if it passes that test.
+//  2. Lemke again with a compliance of kCompliance·A_ii added to the first
+//     `rows` diagonal entries (the contact rows; the cone rows have none): the
+//     regularised problem has a unique, better-conditioned solution, which
+//     solves the rigid one up to kCompliance·A_ii·λ_i.
+const LcpResult& ContactSolver::lemke(const Eigen::Ref<const MatrixX>& A, const Eigen::Ref<const VectorX>& b,
+                                     int rows) {
+  constexpr double kCompliance = 1e-10;
+  const double root_eps = std::sqrt(std::numeric_limits<double>::epsilon());
+  const LcpResult& r = lemke_.solve(A, b);
+  if (r.status != LcpStatus::Failed && r.status != LcpStatus::IterationLimit) return r;
+  const Eigen::Index n = A.rows();
+  auto passes = [&](const VectorX& lambda, double& residual, double& tolerance) {
+    if (lambda.size() != n || !lambda.allFinite()) return false;
+    residual = lcp_residual(A, b, lambda);
+    tolerance = root_eps * lcp_residual_scale(A, b, lambda);
+    return residual <= tolerance && lcp_amplification(A, b, lambda) <= lcp_max_amplification();
+  };
+  double residual = 0.0, tolerance = 0.0;
+  char head[160];
+  if (passes(r.lambda, residual, tolerance)) {
+    regularised_ = r;
+    std::snprintf(head, sizeof head, "accepted at residual %.3g <= sqrt(eps) * scale = %.3g after: ", residual,
+                  tolerance);
+  } else {
+    if (Areg_.rows() < n) Areg_.resize(n, n);
+    auto Ar = Areg_.topLeftCorner(n, n);
+    Ar = A;
+    for (int i = 0; i < rows; ++i) Ar(i, i) += kCompliance * std::max(A(i, i), 0.0);
+    lemke_.solve(Ar, b, regularised_);
+    if (regularised_.status != LcpStatus::Solved || !passes(regularised_.lambda, residual, tolerance)) return r;
+    regularised_.w.noalias() = A * regularised_.lambda;
+    regularised_.w += b;
+    regularised_.pivots += r.pivots;
+    std::snprintf(head, sizeof head,
+                  "solved with a contact compliance of %.0e, residual %.3g <= sqrt(eps) * scale = %.3g, after: ",
+                  kCompliance, residual, tolerance);
+  }
+  regularised_.status = LcpStatus::Solved;
+  regularised_.residual = residual;
+  regularised_.tolerance = tolerance;
+  regularised_.message = head + r.message;
+  return regularised_;
+}
+
 void ContactSolver::solve_frictionless(const Model& model, Data& data, const ContactSolveOptions&) {
   ContactSolution& s = solution_;
   const auto M = M_.topLeftCorner(nc_, nc_);
   const auto d = d_.head(nc_);
   const LcpResult* r = &pivoting_.solve(M, d);
-  if (r->status == LcpStatus::Failed || r->status == LcpStatus::IterationLimit) r = &lemke_.solve(M, d);
+  if (r->status == LcpStatus::Failed || r->status == LcpStatus::IterationLimit) r = &lemke(M, d, nc_);
   s.status = status_of(*r, false);
   s.message = r->message;
   s.pivots = r->pivots;
@@ -299,7 +361,7 @@ void ContactSolver::solve_cone(const Model& model, Data& data, const std::vector
     A(m + a, i) = mu(i);                                         // μ λ
     for (int j = 0; j < k; ++j) A(m + a, nc_ + a * k + j) = -1.0;  // −Eᵀ β
   }
-  const LcpResult& r = lemke_.solve(A, b);
+  const LcpResult& r = lemke(A, b, m);
   s.status = status_of(r, !slide_.empty() || ns > 0);
   if (r.status == LcpStatus::Solved) s.status = ContactStatus::Solved;
   s.message = r.message;
@@ -456,7 +518,7 @@ const ImpactSolution& ContactSolver::impact(const Model& model, Data& data, cons
     if (!frictional) {
       r = &pivoting_.solve(M_.topLeftCorner(nc_, nc_), dn);
       if (r->status == LcpStatus::Failed || r->status == LcpStatus::IterationLimit) {
-        r = &lemke_.solve(M_.topLeftCorner(nc_, nc_), dn);
+        r = &lemke(M_.topLeftCorner(nc_, nc_), dn, nc_);
       }
       apply_Hinv(model, data, Y_.leftCols(nc_), r->lambda.head(nc_), x_);
     } else {
@@ -486,7 +548,7 @@ const ImpactSolution& ContactSolver::impact(const Model& model, Data& data, cons
         A(m + i, i) = mui;
         for (int j = 0; j < k; ++j) A(m + i, nc_ + i * k + j) = -1.0;
       }
-      r = &lemke_.solve(A, b);
+      r = &lemke(A, b, m);
       apply_Hinv(model, data, YG, r->lambda.head(m), x_);
     }
     s.status = status_of(*r, false);

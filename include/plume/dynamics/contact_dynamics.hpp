@@ -166,6 +166,7 @@ class ContactSolver {
   void solve_box(const Model& model, Data& data, const Eigen::Ref<const VectorX>& mu,
                  const ContactSolveOptions& options);
   void grow_directions(int k);
+  const LcpResult& lemke(const Eigen::Ref<const MatrixX>& A, const Eigen::Ref<const VectorX>& b, int rows);
   void finish_solution(const Model& model, Data& data, const ContactSolveOptions& options);
 
   int nv_ = 0;
@@ -174,13 +175,14 @@ class ContactSolver {
   int directions_ = 0;
   double pgs_accuracy_ = 0.0;
   // Assembled problem.
-  MatrixX T_, Y_, M_, D_, YD_, G_, YG_, A_;
+  MatrixX T_, Y_, M_, D_, YD_, G_, YG_, A_, Areg_;
   VectorX Tdv_, Ddv_, d_, a0_, b_, z_, lo_, hi_, x_, v_;
   Matrix3X dirs_;
   std::vector<int> stick_, slide_;
   LemkeSolver lemke_;
   PivotingSolver pivoting_;
   PgsSolver pgs_;
+  LcpResult regularised_;
   ContactSolution solution_;
   ImpactSolution impact_;
 };
