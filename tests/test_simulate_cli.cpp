@@ -413,11 +413,9 @@ TEST(SimulateCliWorlds, HumanoidLandsOnItsFeet) {
   EXPECT_NEAR(t.rows.back()[7], 1.0, 1e-3);
 }
 
-// Disabled until the simulator detects the geometric loss of a contact: at
-// 4bc5a67 the ball's contact with the step's top face is kept past the edge
-// (refresh_contact follows the face's plane), so the ball rolls on in the air
-// at the step's height instead of falling. Enable it with that fix.
-TEST(SimulateCliWorlds, DISABLED_BallRollsOffTheStep) {
+// The contact with the step's top face ends where the face does (a geometric
+// loss, found by bisection on detection), not where its plane would.
+TEST(SimulateCliWorlds, BallRollsOffTheStep) {
   TempDir tmp;
   const Csv t = simulate_shipped("ball_off_step", tmp);
   ASSERT_FALSE(t.rows.empty());

@@ -152,7 +152,7 @@ TEST(WorldFile, ShippedWorldsStartWhereTheirCommentsSay) {
     EXPECT_EQ(s.world.default_contact().mu, 1.0);
     EXPECT_NEAR(s.controller_period, 1e-3, 1e-15);
     EXPECT_TRUE(s.options.torque_limits);
-    EXPECT_NEAR(min_gap(s.world), 0.05, 1e-4);  // dropped from 5 cm
+    EXPECT_NEAR(min_gap(s.world), 0.02, 1e-4);  // dropped from 2 cm
     const Model& m = s.world.model();
     for (const char* leg : {"LF", "RF", "LH", "RH"}) {
       const Joint& hfe = m.joint(m.get_joint(std::string("quad/") + leg + "_HFE"));

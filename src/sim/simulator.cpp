@@ -34,8 +34,16 @@ enum class WitnessKind : std::uint8_t {
   Gap,          // φ of a contact that is not active: crosses to ≤ 0 → impact / contact gain
   NormalForce,  // λ of an active contact: crosses to ≤ 0 → contact loss
   ConeMargin,   // μ λ − |f_t| of a sticking contact: crosses to ≤ 0 → slip
-  SlideSpeed,   // u_t · ŝ₀ of a sliding contact: crosses to ≤ 0 → stick
+  SlideSpeed,   // u_t · ŝ₀ of a slow sliding contact: crosses to ≤ 0 → stick
+  // Internal mode switches of a sliding contact (no LCP, not logged): its
+  // friction direction is u/|u| while |u| > kSlideFreeze and is frozen at ŝ₀
+  // below, so that the right-hand side stays smooth through the stop, which
+  // SlideSpeed then locates exactly.
+  SlideFreeze,   // |u| − kSlideFreeze: crosses to ≤ 0 → freeze the direction
+  SlideRelease,  // kSlideFreeze − |u|: crosses to ≤ 0 → follow u/|u| again
 };
+
+constexpr double kSlideFreeze = 1e-4;  // [m/s]
 
 struct Witness {
   WitnessKind kind;
@@ -53,7 +61,8 @@ struct EventDrivenCore {
     Contact contact;
     bool active = false;   // an equality constraint of the integration
     ContactMode mode = ContactMode::Sticking;
-    Vec3 slide_dir = Vec3::Zero();  // world sliding direction when the slide began
+    Vec3 slide_dir = Vec3::Zero();  // world sliding direction when the slide began (or froze)
+    bool frozen = false;            // friction along slide_dir rather than u/|u| (slow slides)
     double mu = 0.0, restitution = 0.0;
   };
 
@@ -82,6 +91,11 @@ struct EventDrivenCore {
 
   // Event bookkeeping.
   std::vector<Contact> candidates, touching;
+  std::vector<std::uint64_t> detected_ids;
+  // Candidates whose gap never opened although ζ̇ > velocity_tolerance:
+  // handle_contacts treats them as resting (a separating speed below the
+  // Zeno speed that gravity or the actuators take back at once).
+  std::vector<std::uint64_t> held;
   std::vector<Witness> witnesses;
   VectorX w0, w1;
   SimulationStatistics stats;
@@ -385,14 +399,32 @@ struct EventDrivenCore {
   // the two-tangent Jacobian in D); falls back to the recorded direction
   // when the speed vanishes.
   Vec2 sliding_direction(int a, const VectorX& vv) const {
+    const Tracked& tr = current[act_track[a]];
     const Vec2 u(D.col(2 * a).dot(vv), D.col(2 * a + 1).dot(vv));
     const double s = u.norm();
-    if (s > 1e-14) return u / s;
-    const Tracked& tr = current[act_track[a]];
+    if (!tr.frozen && s > 1e-14) return u / s;
     Vec3 t1, t2;
     tangent_basis(act[a].normal, t1, t2);
     Vec2 c(tr.slide_dir.dot(t1), tr.slide_dir.dot(t2));
     return c.norm() > 0 ? Vec2(c / c.norm()) : Vec2(1, 0);
+  }
+
+  // World sliding velocity of active contact a (from the two-tangent Jacobian).
+  Vec3 sliding_velocity(int a, const VectorX& vv) const {
+    Vec3 t1, t2;
+    tangent_basis(act[a].normal, t1, t2);
+    return D.col(2 * a).dot(vv) * t1 + D.col(2 * a + 1).dot(vv) * t2;
+  }
+
+  // The value of a sliding witness of tracked contact `track` (active slot a).
+  double sliding_witness(WitnessKind kind, int track, int a, const VectorX& vv) const {
+    const Vec3 u = sliding_velocity(a, vv);
+    switch (kind) {
+      case WitnessKind::SlideSpeed: return u.dot(current[track].slide_dir);
+      case WitnessKind::SlideFreeze: return u.norm() - kSlideFreeze;
+      case WitnessKind::SlideRelease: return kSlideFreeze - u.norm();
+      default: return 1.0;
+    }
   }
 
   void ensure(int na) {
@@ -441,17 +473,15 @@ struct EventDrivenCore {
       }
       case WitnessKind::NormalForce:
       case WitnessKind::ConeMargin:
-      case WitnessKind::SlideSpeed: {
+      case WitnessKind::SlideSpeed:
+      case WitnessKind::SlideFreeze:
+      case WitnessKind::SlideRelease: {
         dynamics(qq, vv, x_scratch(), true);
         const int a = active_slot(w.index);
         if (a < 0) return 1.0;
         if (w.kind == WitnessKind::NormalForce) return fn[a];
         if (w.kind == WitnessKind::ConeMargin) return current[w.index].mu * fn[a] - ft[a].norm();
-        // Sliding velocity along the direction the slide began with.
-        const Vec2 u(D.col(2 * a).dot(vv), D.col(2 * a + 1).dot(vv));
-        Vec3 t1, t2;
-        tangent_basis(act[a].normal, t1, t2);
-        return (u.x() * t1 + u.y() * t2).dot(current[w.index].slide_dir);
+        return sliding_witness(w.kind, w.index, a, vv);
       }
     }
     return 1.0;
@@ -476,6 +506,8 @@ struct EventDrivenCore {
     unchecked::forward_kinematics(model(), data, q1);
     detector.detect(model(), data, candidates);
     if (opt.joint_limits) detect_joint_limits(model(), q1, look, candidates);
+    detected_ids.clear();
+    for (const Contact& c : candidates) detected_ids.push_back(c.id);
     std::size_t k = 0;
     for (const Contact& c : candidates) {
       if (tracked_index(c.id) < 0) candidates[k++] = c;
@@ -497,11 +529,18 @@ struct EventDrivenCore {
         witnesses.push_back({WitnessKind::Gap, idx, false, opt.contact_tolerance});
         continue;
       }
-      witnesses.push_back({WitnessKind::NormalForce, idx, false, 0.0});
+      if (!is_suppressed(WitnessKind::NormalForce, tr.contact.id)) {
+        witnesses.push_back({WitnessKind::NormalForce, idx, false, 0.0});
+      }
       if (tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes) {
         if (tr.mode == ContactMode::Sliding) {
-          witnesses.push_back({WitnessKind::SlideSpeed, idx, false, 0.0});
-        } else {
+          if (tr.frozen) {
+            witnesses.push_back({WitnessKind::SlideSpeed, idx, false, 0.0});
+            witnesses.push_back({WitnessKind::SlideRelease, idx, false, 0.0});
+          } else {
+            witnesses.push_back({WitnessKind::SlideFreeze, idx, false, 0.0});
+          }
+        } else if (!is_suppressed(WitnessKind::ConeMargin, tr.contact.id)) {
           witnesses.push_back({WitnessKind::ConeMargin, idx, false, 0.0});
         }
       }
@@ -518,32 +557,18 @@ struct EventDrivenCore {
   void evaluate_witnesses(const VectorX& y, VectorX& w) {
     const Model& m = model();
     w.resize(static_cast<Eigen::Index>(witnesses.size()));
-    bool dyn_done = false;
-    for (std::size_t i = 0; i < witnesses.size(); ++i) {
-      const Witness& wi = witnesses[i];
-      if (wi.kind != WitnessKind::Gap && !dyn_done) {
-        dynamics(y.head(m.nq()), y.tail(m.nv()), x_scratch(), true);
-        dyn_done = true;
-      }
-      if (wi.kind == WitnessKind::Gap) {
-        w(i) = witness_value(wi, y.head(m.nq()), y.tail(m.nv()));
-      } else {
-        const int a = active_slot(wi.index);
-        if (a < 0) {
-          w(i) = 1.0;
-        } else if (wi.kind == WitnessKind::NormalForce) {
-          w(i) = fn[a];
-        } else if (wi.kind == WitnessKind::ConeMargin) {
-          w(i) = current[wi.index].mu * fn[a] - ft[a].norm();
-        } else {
-          const VectorX vv = y.tail(m.nv());
-          const Vec2 u(D.col(2 * a).dot(vv), D.col(2 * a + 1).dot(vv));
-          Vec3 t1, t2;
-          tangent_basis(act[a].normal, t1, t2);
-          w(i) = (u.x() * t1 + u.y() * t2).dot(current[wi.index].slide_dir);
-        }
-      }
+    for (std::size_t i = 0; i < witnesses.size(); ++i) w(i) = witness_value(witnesses[i], y.head(m.nq()), y.tail(m.nv()));
+  }
+
+  // Is a contact (by id) among the detector's contacts at time `time` of the last step?
+  bool detected_at(double time, std::uint64_t id) {
+    stepper->calc_state(time, ystate);
+    unchecked::forward_kinematics(model(), data, ystate.head(model().nq()));
+    detector.detect(model(), data, touching);
+    for (const Contact& c : touching) {
+      if (c.id == id) return true;
     }
+    return false;
   }
 
   double witness_at(std::size_t i, double time) {
@@ -582,8 +607,10 @@ struct EventDrivenCore {
     return mechanical_energy(model(), data, qn, vv);
   }
 
+  double last_sample_time = -kInf;
   void record_sample(double time, const VectorX& qq, const VectorX& vv) {
     if (!rec) return;
+    last_sample_time = time;
     VectorX qs = qq;
     normalize_configuration(model(), qs);
     rec->sample(time, qs, vv, energy_of(qs, vv));
@@ -670,7 +697,9 @@ struct EventDrivenCore {
     std::vector<Contact> resting;
     std::vector<int> from;
     for (int i = 0; i < n; ++i) {
-      if (zeta(i) <= opt.velocity_tolerance) {
+      const bool is_held = zeta(i) < opt.zeno_speed &&
+                           std::find(held.begin(), held.end(), touching[i].id) != held.end();
+      if (zeta(i) <= opt.velocity_tolerance || is_held) {
         resting.push_back(touching[i]);
         from.push_back(i);
       }
@@ -695,10 +724,9 @@ struct EventDrivenCore {
         tr.contact = resting[k];
         tr.mu = mur(k);
         tr.restitution = e(from[k]);
-        tr.active = s.lambda(k) > 1e-12 * fscale;
-        if (so.friction == FrictionModel::None) {
-          tr.active = std::find(s.active.begin(), s.active.end(), k) != s.active.end() && s.lambda(k) > 0.0;
-        }
+        // Active: λ basic in the LCP's solution (independent normals) and
+        // positive; dependent touching contacts stay current but inactive.
+        tr.active = std::find(s.active.begin(), s.active.end(), k) != s.active.end() && s.lambda(k) > 1e-12 * fscale;
         tr.mode = s.mode[k];
         if (s.mode[k] == ContactMode::Separating) tr.active = false;
         if (tr.mode == ContactMode::Sliding || tr.mode == ContactMode::Slipping) {
@@ -707,6 +735,7 @@ struct EventDrivenCore {
           const ContactKinematics ck = contact_kinematics(m, data, resting[k]);
           Vec3 u = ck.velocity_b - ck.velocity_a;
           u -= u.dot(ck.normal) * ck.normal;
+          tr.frozen = u.norm() <= kSlideFreeze;
           if (u.norm() > opt.slip_velocity) {
             tr.slide_dir = u.normalized();
           } else {
@@ -745,6 +774,7 @@ struct EventDrivenCore {
         if (!known && now.active) emit(t, EventKind::ContactGain, now.contact, 0, 0, 0);
       }
     }
+    held.clear();
     refresh_view();
     return true;
   }
@@ -986,13 +1016,19 @@ struct EventDrivenCore {
         }
       }
       double t_event = kInf;
+      int event_witness = -1;  // −1: a contact event; ≥ 0 may be an internal slide switch
       for (std::size_t i = 0; i < witnesses.size(); ++i) {
         double a = t0, fa = w0(i), b = t1, fb = w1(i);
         if (witnesses[i].kind == WitnessKind::Gap && witnesses[i].candidate && fa < opt.contact_tolerance) {
           // A contact touching at the step's start but not current: one just
           // released by an impact, separating. Its gap opens first; bracket
-          // the return to zero from a point where the gap is open.
-          if (fb > 0.0) continue;
+          // its return to where it started (zero, or the small penetration
+          // it started with) from a point where it is open.
+          const double base = std::min(fa, 0.0);
+          if (fb > base) continue;
+          witnesses[i].offset = -base;
+          fa -= base;
+          fb -= base;
           bool open = false;
           for (double delta = 0.5 * (t1 - t0); delta > opt.event_time_tolerance; delta *= 0.5) {
             const double fs = witness_at(i, t0 + delta);
@@ -1003,13 +1039,25 @@ struct EventDrivenCore {
               break;
             }
           }
-          // Never opened: it is still touching; handle it at the start.
-          if (!open) t_event = std::min(t_event, t0);
-          if (!open) continue;
+          // Never opened: it leaves so slowly (ζ̇ just above the velocity
+          // tolerance) that it is pulled back before its gap exceeds zero.
+          // It rests: handle it now as a resting contact.
+          if (!open) {
+            held.push_back(candidates[witnesses[i].index].id);
+            t_event = std::min(t_event, t0);
+            continue;
+          }
         }
         if (fa <= 0.0) {
           // Already past the surface at the start (found late): handle it now.
           if (witnesses[i].kind == WitnessKind::Gap && fb <= 0.0) t_event = std::min(t_event, t0);
+          // A normal force or a friction cone violated at the start: a jump
+          // of τ at a controller sample did it; re-solve the sets now.
+          if ((witnesses[i].kind == WitnessKind::NormalForce || witnesses[i].kind == WitnessKind::ConeMargin) &&
+              fa < -1e-9 * force_scale(w0)) {
+            t_event = std::min(t_event, t0);
+            event_witness = static_cast<int>(i);
+          }
           continue;
         }
         if (fb > 0.0) {
@@ -1030,7 +1078,27 @@ struct EventDrivenCore {
           }
           if (fb > 0.0) continue;
         }
-        t_event = std::min(t_event, locate(i, a, fa, b, fb));
+        const double located = locate(i, a, fa, b, fb);
+        if (located < t_event) {
+          t_event = located;
+          event_witness = static_cast<int>(i);
+        }
+      }
+      // Geometric loss: an active contact whose feature is no longer found
+      // (a sphere rolled past a box edge). Bisect on the dense output for
+      // the instant the detector stops reporting it.
+      for (const Tracked& tr : current) {
+        if (!tr.active || tr.contact.kind != ContactKind::Shapes) continue;
+        if (std::find(detected_ids.begin(), detected_ids.end(), tr.contact.id) != detected_ids.end()) continue;
+        double a = t0, b = t1;
+        while (b - a > opt.event_time_tolerance) {
+          const double c = 0.5 * (a + b);
+          (detected_at(c, tr.contact.id) ? a : b) = c;
+        }
+        if (b < t_event) {
+          t_event = b;
+          event_witness = -1;
+        }
       }
       const double t_next = std::min({t_event, next_sample, until});
       if (t_next < t1) {
@@ -1040,8 +1108,28 @@ struct EventDrivenCore {
         v = ystate.tail(m.nv());
         t = t_next;
         if (t_event <= t_next) {
-          if (!register_event(result)) return finish(result, wall0);
-          if (!handle_contacts(result)) return finish(result, wall0);
+          const bool internal = event_witness >= 0 && t_event > t0 &&
+                                (witnesses[event_witness].kind == WitnessKind::SlideFreeze ||
+                                 witnesses[event_witness].kind == WitnessKind::SlideRelease);
+          if (internal) {
+            if (!register_event(result)) return finish(result, wall0);
+            switch_slide_mode(witnesses[event_witness]);
+          } else {
+            if (!register_event(result)) return finish(result, wall0);
+            const std::vector<Tracked> before = current;
+            if (!handle_contacts(result)) return finish(result, wall0);
+            // A force or cone witness that re-solving did not act on: the
+            // LCP found the same sets, so a valid force distribution exists
+            // (dependent contacts share their load arbitrarily). Stop watching
+            // it until the sets change.
+            if (event_witness >= 0 && same_sets(before, current) &&
+                (witnesses[event_witness].kind == WitnessKind::NormalForce ||
+                 witnesses[event_witness].kind == WitnessKind::ConeMargin)) {
+              suppressed.emplace_back(witnesses[event_witness].kind, before[witnesses[event_witness].index].contact.id);
+            } else if (!same_sets(before, current)) {
+              suppressed.clear();
+            }
+          }
         }
         if (next_sample <= t && !sample_controller(result)) return finish(result, wall0);
         record_sample_if_event(t_event <= t_next);
@@ -1070,6 +1158,56 @@ struct EventDrivenCore {
     result.status = SimulationStatus::Finished;
     result.message = "finished at t = " + fmt(t);
     return finish(result, wall0);
+  }
+
+  // The last state of a run goes into the trajectory too (finished or not).
+  void record_final_state() {
+    if (!rec || last_sample_time == t) return;
+    record_sample(t, q, v);
+  }
+
+  // Freezes or releases the friction direction of a sliding contact at the
+  // current state (no LCP: the contact keeps sliding).
+  void switch_slide_mode(const Witness& w) {
+    Tracked& tr = current[w.index];
+    memo.valid = false;
+    dynamics(q, v, x_scratch(), false);
+    const int a = active_slot(w.index);
+    if (a < 0) return;
+    const Vec3 u = sliding_velocity(a, v);
+    if (w.kind == WitnessKind::SlideFreeze) {
+      tr.frozen = true;
+      if (u.norm() > 0.0) tr.slide_dir = u.normalized();
+    } else {
+      tr.frozen = false;
+    }
+    memo.valid = false;
+  }
+
+  std::vector<std::pair<WitnessKind, std::uint64_t>> suppressed;
+
+  bool is_suppressed(WitnessKind kind, std::uint64_t id) const {
+    for (const auto& [k, i] : suppressed) {
+      if (k == kind && i == id) return true;
+    }
+    return false;
+  }
+
+  static bool same_sets(const std::vector<Tracked>& a, const std::vector<Tracked>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (a[i].contact.id != b[i].contact.id || a[i].active != b[i].active || a[i].mode != b[i].mode) return false;
+    }
+    return true;
+  }
+
+  // The size of the forces among the witnesses (for relative tolerances).
+  double force_scale(const VectorX& w) const {
+    double scale = 1.0;
+    for (std::size_t i = 0; i < witnesses.size(); ++i) {
+      if (witnesses[i].kind == WitnessKind::NormalForce) scale = std::max(scale, std::abs(w(i)));
+    }
+    return scale;
   }
 
   double stepper_dt(double t0, double t1) const {
@@ -1120,6 +1258,7 @@ struct EventDrivenCore {
   }
 
   SimulationResult finish(SimulationResult& result, std::chrono::steady_clock::time_point wall0) {
+    record_final_state();
     result.time = t;
     stats.energy_end = energy_of(q, v);
     stats.wall_time += std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
