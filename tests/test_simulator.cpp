@@ -289,6 +289,36 @@ TEST(Simulator, QuadrupedStandsOnItsFeet) {
   EXPECT_GT(checked, 100);
 }
 
+// A landing under a held torque: the feet touch with normal speeds just
+// above the resting tolerance and a gap that never reopens. Such contacts
+// must be taken as resting, not re-detected as impacts at the same time
+// over and over (this run once ended at the event cap).
+TEST(Simulator, LandingUnderHeldTorqueDoesNotChatter) {
+  QuadrupedDemo demo;
+  PdController pd = demo.pd;
+  pd.kd.tail<12>().setConstant(10.0);
+  pd.tau_ff = VectorX::Zero(18);
+  pd.tau_ff.tail<12>().setConstant(0.2);
+  SimulationOptions o;
+  o.duration = 0.5;
+  o.output_rate = 100;
+  o.max_events = 2000;
+  Simulator sim(demo.world, o);
+  sim.set_controller(pd.function(demo.world.model()), 1e-3);
+  MemoryRecorder rec;
+  const SimulationResult res = sim.run(&rec);
+  ASSERT_EQ(res.status, SimulationStatus::Finished) << res.message;
+  EXPECT_LT(rec.events.size(), 200u);
+  EXPECT_LT(res.statistics.max_penetration, 1e-6);
+  EXPECT_EQ(sim.current_contacts().size(), 4u);
+  // No two impacts of one contact at the same instant.
+  const std::vector<SimulationEvent> impacts = of_kind(rec, EventKind::Impact);
+  for (std::size_t i = 1; i < impacts.size(); ++i) {
+    const bool repeat = impacts[i].contact == impacts[i - 1].contact && impacts[i].time == impacts[i - 1].time;
+    EXPECT_FALSE(repeat) << impacts[i].contact << " at t = " << impacts[i].time;
+  }
+}
+
 TEST(Simulator, RunsAreBitForBitDeterministic) {
   QuadrupedDemo demo;
   SimulationOptions o;
