@@ -1,0 +1,16 @@
+# Fails unless README.md's first ```cpp block is EXAMPLE's text, so that the
+# quick start a new user copies is the program CI builds and runs.
+file(READ "${README}" readme)
+file(READ "${EXAMPLE}" example)
+string(FIND "${readme}" "```cpp\n" start)
+if(start EQUAL -1)
+  message(FATAL_ERROR "${README} has no ```cpp block")
+endif()
+math(EXPR start "${start} + 7")
+string(SUBSTRING "${readme}" ${start} -1 rest)
+string(FIND "${rest}" "```" stop)
+string(SUBSTRING "${rest}" 0 ${stop} block)
+if(NOT block STREQUAL example)
+  message(FATAL_ERROR "README.md's quick start differs from ${EXAMPLE}; copy the file into the README")
+endif()
+message(STATUS "README quick start = ${EXAMPLE}")
