@@ -415,6 +415,7 @@ class CompliantScheme final : public SchemeRunner {
   CompliantContactForces forces_;
   std::vector<Contact> touching_view_, found_;
   std::vector<int> base_pieces_, trial_pieces_;
+  std::vector<char> on_surface_at_start_;  // see run_until
   VectorX yp_, fp_, fm_;
 
   std::unique_ptr<DenseStepper> stepper_;
@@ -482,8 +483,14 @@ bool CompliantScheme::commit(double t_lo, bool dense_valid) {
     if (now == before[i]) continue;
     changed = true;
     const double rate = contact_kinematics(m, data_, contacts_[i]).gap_rate;
-    emit(t_, now == CompliantPhase::Touching ? EventKind::ContactGain : EventKind::ContactLoss, contacts_[i], rate, rate);
+    // An undamped contact that sat exactly on its surface at the step's
+    // start (f_n = K·0 = 0, so the commit there left it relaxing) has pushed
+    // since then: it touched at the step's start.
+    const bool since_start = now == CompliantPhase::Touching && i < on_surface_at_start_.size() && on_surface_at_start_[i];
+    emit(since_start ? t_lo : t_, now == CompliantPhase::Touching ? EventKind::ContactGain : EventKind::ContactLoss,
+         contacts_[i], rate, rate);
   }
+  on_surface_at_start_.clear();
   // The tracked set: everything detected within the margin, plus touching
   // contacts detection no longer reports (kept until they let go).
   detect(q_, found_);
@@ -583,6 +590,15 @@ SimulationResult CompliantScheme::run_until(double until, Recorder* recorder) {
       freeze_switches(y0, t_);
       w0.resize(contacts_.size());
       for (std::size_t i = 0; i < contacts_.size(); ++i) w0[i] = forces_.contacts[i].normal_witness;
+      // Relaxing contacts with D = 0 already on their surface (φ − z ≤ 0):
+      // their touch was located at the last commit, where the law's force
+      // (−Kφ = 0) could not yet say "touching"; no witness crosses in this
+      // step, so commit() dates their gain from the step's start.
+      on_surface_at_start_.assign(contacts_.size(), 0);
+      for (std::size_t i = 0; i < contacts_.size(); ++i) {
+        on_surface_at_start_[i] = state_.record(i).phase == CompliantPhase::Relaxing && w0[i] <= 0.0 &&
+                                  params_[i].damping <= 0.0;
+      }
       double t0, t1;
       try {
         const auto span = stepper_->do_step(rhs_fn_);
