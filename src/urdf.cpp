@@ -4,6 +4,7 @@
 #include <tinyxml2.h>
 #include <urdf_parser/urdf_parser.h>
 
+#include <algorithm>
 #include <cmath>
 #include <console_bridge/console.h>
 #include <fstream>
@@ -115,6 +116,18 @@ class Loader {
     msg << ": " << what;
     throw UrdfError(msg.str());
   }
+  // "source:line" of a link's or joint's element ("source" when unknown):
+  // loader warnings start with it, as errors do.
+  std::string where(const std::map<std::string, int>& lines, const std::string& name) const {
+    auto it = lines.find(name);
+    return it == lines.end() ? source_ : source_ + ":" + std::to_string(it->second);
+  }
+  void warn_link(const std::string& link, const std::string& what) {
+    builder_.add_warning(where(lines_.link_line, link) + ": link '" + link + "': " + what);
+  }
+  void warn_joint(const std::string& joint, const std::string& what) {  // what: " mimics …", ": axis …"
+    builder_.add_warning(where(lines_.joint_line, joint) + ": joint '" + joint + "'" + what);
+  }
   [[noreturn]] void fail_link(const std::string& link, const std::string& what) const {
     auto it = lines_.link_line.find(link);
     fail("link '" + link + "': " + what, it == lines_.link_line.end() ? 0 : it->second);
@@ -148,6 +161,7 @@ class Loader {
       if (!name) fail("<" + kind + "> without a name attribute", e->GetLineNum());
       if (kind == "link") {
         if (!lines_.link_line.emplace(name, e->GetLineNum()).second) fail_link(name, "is defined twice");
+        check_inertial_numbers(*e, name);
         continue;
       }
       if (lines_.joint_line.count(name)) fail_joint(name, "is defined twice");
@@ -169,7 +183,8 @@ class Loader {
   // other) and words some of these errors obscurely.
   template <class Edges>
   void check_tree(const Edges& edges) {
-    std::map<std::string, std::string> parent_joint;
+    std::map<std::string, std::string> parent_joint;   // child link → its joint
+    std::map<std::string, std::string> parent_link;    // child link → the joint's parent
     std::map<std::string, std::vector<std::string>> children;
     for (const auto& e : edges) {
       if (!lines_.link_line.count(e.parent)) fail_joint(e.joint, "parent link '" + e.parent + "' is not defined");
@@ -179,16 +194,42 @@ class Loader {
       if (!fresh) {
         fail_link(e.child, "is the child of two joints, '" + it->second + "' and '" + e.joint + "' (the URDF is not a tree)");
       }
+      parent_link[e.child] = e.parent;
       children[e.parent].push_back(e.child);
     }
-    std::vector<std::string> roots;
+    // The cycle above `link` (every link on it is a joint's child): fails at
+    // the line of the cycle's first joint in the file, naming its links and joints.
+    const auto fail_cycle = [&](std::string link, const std::string& why) {
+      std::vector<std::string> path;
+      std::set<std::string> seen;
+      while (seen.insert(link).second) {
+        path.push_back(link);
+        link = parent_link.at(link);
+      }
+      path.erase(path.begin(), std::find(path.begin(), path.end(), link));  // the cycle itself
+      std::string links, joints, first;
+      for (const std::string& l : path) {
+        const std::string& j = parent_joint.at(l);
+        links += "'" + l + "' <- ";
+        joints += (joints.empty() ? "'" : ", '") + j + "'";
+        if (first.empty() || lines_.joint_order.at(j) < lines_.joint_order.at(first)) first = j;
+      }
+      fail_joint(first, "closes a cycle of links " + links + "'" + path.front() + "' (joints " + joints + "): " + why);
+    };
+    std::vector<std::string> roots;  // in file order
     for (const auto& [link, line] : lines_.link_line) {
       if (!parent_joint.count(link)) roots.push_back(link);
     }
-    if (roots.empty()) fail("the links form a cycle: there is no root link (every link is a joint's child)");
+    std::sort(roots.begin(), roots.end(),
+              [&](const std::string& a, const std::string& b) { return lines_.link_line.at(a) < lines_.link_line.at(b); });
+    if (lines_.link_line.empty()) fail("the robot has no <link>");
+    if (roots.empty()) {
+      fail_cycle(lines_.link_line.begin()->first, "there is no root link (every link is a joint's child)");
+    }
     if (roots.size() > 1) {
-      fail("two root links, '" + roots[0] + "' and '" + roots[1] +
-           "': every link but the root must be the child of a joint");
+      fail("two root links, '" + roots[0] + "' (line " + std::to_string(lines_.link_line.at(roots[0])) + ") and '" +
+               roots[1] + "': every link but the root must be the child of a joint",
+           lines_.link_line.at(roots[1]));
     }
     std::set<std::string> reached{roots[0]};
     std::vector<std::string> stack{roots[0]};
@@ -200,10 +241,35 @@ class Loader {
       }
     }
     for (const auto& [link, line] : lines_.link_line) {
-      if (!reached.count(link)) {
-        fail_link(link, "is part of a cycle of joints not connected to the root link '" + roots[0] + "'");
-      }
+      if (!reached.count(link)) fail_cycle(link, "not connected to the root link '" + roots[0] + "'");
     }
+  }
+
+  // The numbers of <inertial> must be finite: urdfdom rejects "nan" without
+  // saying where; here the message gives the element's line and the value.
+  void check_inertial_numbers(const tinyxml2::XMLElement& link, const std::string& name) const {
+    const auto* inertial = link.FirstChildElement("inertial");
+    if (!inertial) return;
+    const auto check = [&](const tinyxml2::XMLElement* e, const char* element, const char* attribute) {
+      const char* text = e ? e->Attribute(attribute) : nullptr;
+      if (!text) return;
+      const std::string value(text);
+      const std::size_t first = value.find_first_not_of(" \t\r\n");
+      std::size_t used = 0;
+      double x = 0.0;
+      try {
+        x = first == std::string::npos ? 0.0 : std::stod(value.substr(first), &used);
+      } catch (const std::exception&) {
+        return;  // not a number, or out of range: urdfdom words that case
+      }
+      if (used > 0 && !std::isfinite(x)) {
+        fail("link '" + name + "': " + element + " " + attribute + " = '" + value + "' is not a finite number",
+             e->GetLineNum());
+      }
+    };
+    check(inertial->FirstChildElement("mass"), "mass", "value");
+    const auto* inertia = inertial->FirstChildElement("inertia");
+    for (const char* a : {"ixx", "ixy", "ixz", "iyy", "iyz", "izz"}) check(inertia, "inertia", a);
   }
 
   // urdfdom silently treats an unknown joint type as an error with a terse
@@ -307,11 +373,11 @@ class Loader {
   JointSpec joint_spec(const ::urdf::Joint& j) {
     if (j.mimic) {
       std::ostringstream w;
-      w << "joint '" << j.name << "' mimics '" << j.mimic->joint_name << "' (multiplier "
+      w << " mimics '" << j.mimic->joint_name << "' (multiplier "
         << j.mimic->multiplier << ", offset " << j.mimic->offset
         << "); it is loaded as an independent joint";
       if (options_.reject_mimic) fail_joint(j.name, "mimic joints are rejected by the load options (it mimics '" + j.mimic->joint_name + "')");
-      builder_.add_warning(w.str());
+      warn_joint(j.name, w.str());
     }
     JointSpec s;
     s.name = j.name;
@@ -330,9 +396,8 @@ class Loader {
       if (!(n > 1e-12)) fail_joint(j.name, "axis is zero");
       if (std::abs(n - 1.0) > 1e-9) {
         std::ostringstream w;
-        w << "joint '" << j.name << "': axis (" << axis.transpose() << ") has length " << n
-          << " and was normalised";
-        builder_.add_warning(w.str());
+        w << ": axis (" << axis.transpose() << ") has length " << n << " and was normalised";
+        warn_joint(j.name, w.str());
       }
       s.axis = axis / n;
     }
@@ -353,8 +418,7 @@ class Loader {
           fail_joint(j.name, m.str());
         }
         if (L.lower == 0.0 && L.upper == 0.0) {
-          builder_.add_warning("joint '" + j.name +
-                               "': limits lower = upper = 0 are read as no position limit");
+          warn_joint(j.name, ": limits lower = upper = 0 are read as no position limit");
         } else {
           s.lower = L.lower;
           s.upper = L.upper;
@@ -425,8 +489,8 @@ class Loader {
         case ::urdf::Geometry::MESH: {
           const auto& m = static_cast<const ::urdf::Mesh&>(g);
           s.geometry = Mesh{m.filename, Vec3(m.scale.x, m.scale.y, m.scale.z)};
-          builder_.add_warning("link '" + link.name + "': collision '" + s.name + "' is a mesh (" +
-                               m.filename + "); meshes are not usable for contact");
+          warn_link(link.name, "collision '" + s.name + "' is a mesh (" + m.filename +
+                                   "); meshes are not usable for contact");
           break;
         }
       }
