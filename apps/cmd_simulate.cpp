@@ -500,6 +500,7 @@ struct RunOutcome {
   SimulationStatistics statistics;
   bool have_statistics = false;  // false when the run ended by an exception (interrupt)
   double wall_time = 0.0;
+  std::vector<std::string> warnings;  // Simulator::warnings(): shapes and pairs left out of contact
 };
 
 nlohmann::ordered_json number_or_null(double x) {
@@ -515,6 +516,7 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const SimulationOp
   j["status"] = run.status;
   j["finished"] = run.finished;
   j["message"] = run.message;
+  j["warnings"] = run.warnings;
   j["time"] = number_or_null(run.time);
   j["duration"] = options.duration;
   // Counts are null when the simulator did not report them (an interrupted run);
@@ -600,6 +602,10 @@ int run_simulate(const SimulateArgs& args) {
   prepare_output_directory(dir);
 
   RunOutcome run;
+  run.warnings = sim.warnings();
+  // Before the run: a robot whose only collision shapes are meshes falls
+  // through the ground, and the user should know why from the start.
+  for (const std::string& w : run.warnings) std::cerr << "plume: warning: " << one_line(w) << "\n";
   write_summary(dir, summary_json(scenario, options, run, nullptr, dir, args.world, nullptr));
 
   auto recorder = std::make_unique<CsvRecorder>(dir, world.model().nq(), world.model().nv());

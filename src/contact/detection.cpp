@@ -114,14 +114,32 @@ ContactDetector::ContactDetector(const Model& model, std::vector<EnvironmentShap
     const double radius = bounding_radius(s.geometry);
     shapes_.push_back(DetectorShape{std::move(s.name), 0, s.placement, std::move(s.geometry), s.material, true, radius});
   }
+  // Shapes detection cannot use (meshes) are left out, each named with its
+  // link. A link whose collision shapes are all unusable (a mesh-only
+  // collision) touches nothing at all: its warning says so.
   std::vector<bool> usable(shapes_.size());
+  for (std::size_t i = 0; i < shapes_.size(); ++i) usable[i] = usable_for_contact(shapes_[i].geometry);
   for (std::size_t i = 0; i < shapes_.size(); ++i) {
-    usable[i] = usable_for_contact(shapes_[i].geometry);
-    if (!usable[i]) {
-      skipped_shapes_.push_back(shapes_[i].name);
-      warnings_.push_back(detector_shape_label(shapes_[i]) + ": " + geometry_name(shapes_[i].geometry) +
-                          " geometry is not supported for contact; the shape is ignored");
+    if (usable[i]) continue;
+    skipped_shapes_.push_back(shapes_[i].name);
+    std::string label = detector_shape_label(shapes_[i]);
+    std::string consequence = "the shape is ignored";
+    if (static_cast<int>(i) < num_robot_shapes_) {
+      const std::string& link = model.collisions()[i].link;
+      label += " (link " + quoted(link) + ")";
+      bool link_has_usable = false;
+      for (int k = 0; k < num_robot_shapes_; ++k) {
+        if (usable[static_cast<std::size_t>(k)] && model.collisions()[static_cast<std::size_t>(k)].link == link) {
+          link_has_usable = true;
+        }
+      }
+      if (!link_has_usable) {
+        consequence = "the shape is ignored and link " + quoted(link) +
+                      " has no other collision shape: it touches nothing";
+      }
     }
+    warnings_.push_back(label + ": " + geometry_name(shapes_[i].geometry) +
+                        " geometry is not supported for contact; " + consequence);
   }
 
   // Candidate pairs by the rules in the class comment.

@@ -28,6 +28,8 @@ class SchemeRunner {
   virtual double energy() = 0;
   /// The name written to events.csv ("shape_a|shape_b#feature", "limit:joint:side").
   virtual std::string contact_name(const Contact& c) const = 0;
+  /// The contact detector's warnings (shapes and pairs it leaves out).
+  virtual const std::vector<std::string>& contact_warnings() const = 0;
 };
 
 std::unique_ptr<SchemeRunner> make_event_driven(World world, const SimulationOptions& options);

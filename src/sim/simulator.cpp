@@ -1288,6 +1288,7 @@ class EventDriven final : public detail::SchemeRunner {
   const std::vector<Contact>& current_contacts() const override { return core_.current_view; }
   double energy() override { return core_.energy_of(core_.q, core_.v); }
   std::string contact_name(const Contact& c) const override { return core_.name_of(c); }
+  const std::vector<std::string>& contact_warnings() const override { return core_.detector.warnings(); }
 
  private:
   EventDrivenCore core_;
@@ -1336,5 +1337,6 @@ const SimulationOptions& Simulator::options() const { return impl_->runner->opti
 const std::vector<Contact>& Simulator::current_contacts() const { return impl_->runner->current_contacts(); }
 double Simulator::energy() const { return impl_->runner->energy(); }
 std::string Simulator::contact_name(const Contact& c) const { return impl_->runner->contact_name(c); }
+const std::vector<std::string>& Simulator::warnings() const { return impl_->runner->contact_warnings(); }
 
 }  // namespace plume

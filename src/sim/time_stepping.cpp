@@ -82,6 +82,7 @@ class TimeStepping final : public SchemeRunner {
   const std::vector<Contact>& current_contacts() const override { return current_view_; }
   double energy() override { return energy_of(q_, v_); }
   std::string contact_name(const Contact& c) const override { return cat_.name_of(world_.model(), c); }
+  const std::vector<std::string>& contact_warnings() const override { return cat_.detector.warnings(); }
   SimulationResult run_until(double until, Recorder* recorder) override;
 
  private:

@@ -202,6 +202,11 @@ class Simulator {
   double energy() const;
   /// Contact names as written to events.csv.
   std::string contact_name(const Contact& c) const;
+  /// What the simulation leaves out, one line each: collision shapes that
+  /// are not usable for contact (meshes), naming the shape and its link and
+  /// saying when a link is left with none (it touches nothing), and shape
+  /// pairs without a contact kernel. Empty when everything takes part.
+  const std::vector<std::string>& warnings() const;
 
  private:
   struct Impl;
