@@ -16,6 +16,26 @@ Model load_model(const std::string& path, const std::string& root) {
   return urdf::load(path, options);
 }
 
+namespace {
+// A token as quoted in a message: control characters written as \xHH, so
+// that the message stays on one line whatever the argument holds.
+std::string printable(const std::string& token) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (const char c : token) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += "\\x";
+      out += digits[u >> 4];
+      out += digits[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+}  // namespace
+
 VectorX parse_vector(const std::string& text, const std::string& flag) {
   std::vector<double> values;
   std::size_t start = 0;
@@ -32,7 +52,7 @@ VectorX parse_vector(const std::string& text, const std::string& flag) {
     char* end = nullptr;
     const double x = std::strtod(token.c_str(), &end);
     if (end != token.c_str() + token.size() || errno == ERANGE) {
-      throw ArgumentError(flag + ": entry " + std::to_string(values.size()) + " ('" + token + "') is not a number");
+      throw ArgumentError(flag + ": entry " + std::to_string(values.size()) + " ('" + printable(token) + "') is not a number");
     }
     values.push_back(x);
     if (comma == std::string::npos) break;
