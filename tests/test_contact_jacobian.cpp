@@ -268,12 +268,15 @@ FdStats check_contact_kinematics(const Model& m, const ContactDetector& det, con
 //   ε|φ|/h ~ 1e-9 for |φ| ≲ 10 (far contacts are kept on purpose) → 1e-7.
 // - Second difference with h = 1e-4: rounding 4ε|φ|/h² ≲ 1e-6; truncation
 //   h²φ⁗/12, which reaches a few 1e-6 for points 5 cm from a cylinder rim
-//   moving at 2 m/s (the normal turns at ~40 rad/s, φ⁗ ~ v⁴/ρ³ ~ 1e5) → 2e-5.
+//   moving at 2 m/s (the normal turns at ~40 rad/s, φ⁗ ~ v⁴/ρ³ ~ 1e5) → 2e-5
+//   in gcc builds; a clang 14 -O1 sanitizer build measures 3.6e-5
+//   (capsule-capsule) and 2.3e-5 (box-sphere) with Richardson at 6e-8, i.e.
+//   truncation, not a wrong derivative → 5e-5.
 //   Richardson extrapolation from h and 2h cancels the h² term → 2e-6 (rounding).
 // - d/dt (tᵀq̇), d/dt (dᵀq̇) by first differences, h = 1e-6: rounding
 //   ε|tᵀq̇|/h ~ 1e-10 times the conditioning of near-degenerate features → 1e-7.
 constexpr double kFirstTol = 1e-7;
-constexpr double kSecondTol = 2e-5;
+constexpr double kSecondTol = 5e-5;
 constexpr double kRichardsonTol = 2e-6;
 constexpr double kRateTol = 1e-7;
 
