@@ -44,6 +44,10 @@ enum class WitnessKind : std::uint8_t {
 };
 
 constexpr double kSlideFreeze = 1e-4;  // [m/s]
+// Speeds within this band of kSlideFreeze count as at the threshold (event
+// times are located to ~1e-9 s, during which a sliding speed changes by
+// far less).
+constexpr double kSlideBand = 1e-3 * kSlideFreeze;
 
 struct Witness {
   WitnessKind kind;
@@ -1017,6 +1021,14 @@ struct EventDrivenCore {
       }
       double t_event = kInf;
       int event_witness = -1;  // −1: a contact event; ≥ 0 may be an internal slide switch
+      // The earliest event wins; at equal times a contact event (which
+      // re-solves every mode) takes precedence over an internal slide switch.
+      auto take_event = [&](double te, int wi) {
+        if (te < t_event || (te == t_event && !is_slide_switch(wi))) {
+          t_event = te;
+          event_witness = wi;
+        }
+      };
       for (std::size_t i = 0; i < witnesses.size(); ++i) {
         double a = t0, fa = w0(i), b = t1, fb = w1(i);
         if (witnesses[i].kind == WitnessKind::Gap && witnesses[i].candidate && fa < opt.contact_tolerance) {
@@ -1044,20 +1056,22 @@ struct EventDrivenCore {
           // It rests: handle it now as a resting contact.
           if (!open) {
             held.push_back(candidates[witnesses[i].index].id);
-            t_event = std::min(t_event, t0);
+            take_event(t0, -1);
             continue;
           }
         }
         if (fa <= 0.0) {
           // Already past the surface at the start (found late): handle it now.
-          if (witnesses[i].kind == WitnessKind::Gap && fb <= 0.0) t_event = std::min(t_event, t0);
+          if (witnesses[i].kind == WitnessKind::Gap && fb <= 0.0) take_event(t0, -1);
           // A normal force or a friction cone violated at the start: a jump
           // of τ at a controller sample did it; re-solve the sets now.
           if ((witnesses[i].kind == WitnessKind::NormalForce || witnesses[i].kind == WitnessKind::ConeMargin) &&
               fa < -1e-9 * force_scale(w0)) {
-            t_event = std::min(t_event, t0);
-            event_witness = static_cast<int>(i);
+            take_event(t0, static_cast<int>(i));
           }
+          // A sliding contact already past its freeze or release speed
+          // (it crossed at the instant another event was handled): switch now.
+          if (is_slide_switch(static_cast<int>(i)) && fa < -kSlideBand) take_event(t0, static_cast<int>(i));
           continue;
         }
         if (fb > 0.0) {
@@ -1079,10 +1093,7 @@ struct EventDrivenCore {
           if (fb > 0.0) continue;
         }
         const double located = locate(i, a, fa, b, fb);
-        if (located < t_event) {
-          t_event = located;
-          event_witness = static_cast<int>(i);
-        }
+        take_event(located, static_cast<int>(i));
       }
       // Geometric loss: an active contact whose feature is no longer found
       // (a sphere rolled past a box edge). Bisect on the dense output for
@@ -1095,10 +1106,7 @@ struct EventDrivenCore {
           const double c = 0.5 * (a + b);
           (detected_at(c, tr.contact.id) ? a : b) = c;
         }
-        if (b < t_event) {
-          t_event = b;
-          event_witness = -1;
-        }
+        take_event(b, -1);
       }
       const double t_next = std::min({t_event, next_sample, until});
       if (t_next < t1) {
@@ -1108,9 +1116,7 @@ struct EventDrivenCore {
         v = ystate.tail(m.nv());
         t = t_next;
         if (t_event <= t_next) {
-          const bool internal = event_witness >= 0 && t_event > t0 &&
-                                (witnesses[event_witness].kind == WitnessKind::SlideFreeze ||
-                                 witnesses[event_witness].kind == WitnessKind::SlideRelease);
+          const bool internal = is_slide_switch(event_witness);
           if (internal) {
             if (!register_event(result)) return finish(result, wall0);
             switch_slide_mode(witnesses[event_witness]);
@@ -1168,6 +1174,10 @@ struct EventDrivenCore {
 
   // Freezes or releases the friction direction of a sliding contact at the
   // current state (no LCP: the contact keeps sliding).
+  bool is_slide_switch(int wi) const {
+    return wi >= 0 && (witnesses[wi].kind == WitnessKind::SlideFreeze || witnesses[wi].kind == WitnessKind::SlideRelease);
+  }
+
   void switch_slide_mode(const Witness& w) {
     Tracked& tr = current[w.index];
     memo.valid = false;
@@ -1180,6 +1190,25 @@ struct EventDrivenCore {
       if (u.norm() > 0.0) tr.slide_dir = u.normalized();
     } else {
       tr.frozen = false;
+    }
+    // Contacts that cross the same threshold at this instant (a symmetric
+    // robot: both hind feet slow down together) switch with it. Left
+    // unswitched, a contact would start the next step already past its
+    // witness's zero and slide on with u/|u| through u = 0, where the
+    // right-hand side is discontinuous and the step size collapses.
+    const double band = kSlideBand;
+    for (std::size_t k = 0; k < current.size(); ++k) {
+      Tracked& other = current[k];
+      if (static_cast<int>(k) == w.index || !other.active || other.mode != ContactMode::Sliding) continue;
+      const int b = active_slot(static_cast<int>(k));
+      if (b < 0) continue;
+      const Vec3 ub = sliding_velocity(b, v);
+      if (w.kind == WitnessKind::SlideFreeze && !other.frozen && ub.norm() <= kSlideFreeze + band) {
+        other.frozen = true;
+        if (ub.norm() > 0.0) other.slide_dir = ub.normalized();
+      } else if (w.kind == WitnessKind::SlideRelease && other.frozen && ub.norm() >= kSlideFreeze - band) {
+        other.frozen = false;
+      }
     }
     memo.valid = false;
   }
