@@ -97,6 +97,7 @@ void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 #include <vector>
 
 #include "plume/lcp/lcp.hpp"
+#include "plume/lcp/enumeration.hpp"
 #include "plume/lcp/lemke.hpp"
 #include "plume/lcp/pgs.hpp"
 #include "plume/lcp/pivoting.hpp"
@@ -789,6 +790,88 @@ TEST(LcpRandom, OutsideTheClassesNeverAWrongAnswer) {
   }
   std::printf("[          ] outside the classes: %d solved, %d infeasible, %d failed/limit\n", solved, infeasible,
               other);
+}
+
+// EnumerationSolver (the contact solver's last resort after Lemke) against
+// the test's own brute force and the defining conditions.
+TEST(LcpEnumeration, PMatricesGiveTheUniqueSolution) {
+  Rng rng(77);
+  EnumerationSolver solver;
+  for (int trial = 0; trial < 200; ++trial) {
+    const int n = 1 + trial % 8;
+    const MatrixX M = random_p_matrix(rng, n, trial % 2);
+    const VectorX d = rng.vector(n, -1.0, 1.0);
+    const std::vector<VectorX> expected = brute_force_lcp(M, d);
+    ASSERT_EQ(expected.size(), 1u);
+    LcpResult r;
+    solver.solve(M, d, r);
+    ASSERT_EQ(r.status, LcpStatus::Solved) << r.message;
+    EXPECT_LT((r.lambda - expected[0]).cwiseAbs().maxCoeff(), 1e-9) << "trial " << trial;
+    EXPECT_LT((r.w - (M * r.lambda + d)).cwiseAbs().maxCoeff(), 1e-12);
+  }
+}
+
+TEST(LcpEnumeration, SolvesWhatLemkeCannotOutsideTheClasses) {
+  // Arbitrary integer matrices (not copositive-plus): whenever a solution
+  // exists the enumeration finds one, including where Lemke stops on a
+  // secondary ray that proves nothing; when none exists it says so.
+  Rng rng(4242);
+  EnumerationSolver solver;
+  LemkeSolver lemke;
+  int rescued = 0, none = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    const int n = 1 + trial % 5;
+    const MatrixX M = rng.integer_matrix(n, n, -2, 2);
+    const VectorX d = rng.integer_vector(n, -2, 2);
+    const bool solvable = !brute_force_lcp(M, d).empty();
+    LcpResult r;
+    solver.solve(M, d, r);
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    if (solvable) {
+      ASSERT_EQ(r.status, LcpStatus::Solved) << r.message;
+      EXPECT_GE(r.lambda.minCoeff(), 0.0);
+      EXPECT_GE((M * r.lambda + d).minCoeff(), -1e-12);
+      EXPECT_LT(std::abs(r.lambda.dot(M * r.lambda + d)), 1e-12);
+      if (lemke.solve(M, d).status != LcpStatus::Solved) ++rescued;
+    } else {
+      EXPECT_EQ(r.status, LcpStatus::Failed);
+      EXPECT_TRUE(contains(r.message, "no solution among the 2^")) << r.message;
+      ++none;
+    }
+  }
+  EXPECT_GT(rescued, 0);  // the point of the fallback
+  std::printf("[          ] enumeration: %d solved where Lemke did not, %d without solution\n", rescued, none);
+}
+
+TEST(LcpEnumeration, PrefersTheSmallestActiveSet) {
+  // A ray of solutions λ = (1 + t, t), t ≥ 0 (w = 0 on all of it); λ = 0 is
+  // not one (w₀ = −1). The enumeration returns the one of least support.
+  const MatrixX M = (MatrixX(2, 2) << 1, -1, -1, 1).finished();
+  const VectorX d = vec({-1, 1});
+  EnumerationSolver solver;
+  LcpResult r;
+  solver.solve(M, d, r);
+  ASSERT_EQ(r.status, LcpStatus::Solved) << r.message;
+  EXPECT_EQ(r.basic, std::vector<int>{0});
+  EXPECT_NEAR(r.lambda(0), 1.0, 1e-15);
+  EXPECT_EQ(r.lambda(1), 0.0);
+}
+
+TEST(LcpEnumeration, RefusesLargeProblemsAndBadInput) {
+  EnumerationSolver solver;
+  LcpResult r;
+  solver.solve(MatrixX::Identity(13, 13), VectorX::Constant(13, -1.0), r);
+  EXPECT_EQ(r.status, LcpStatus::Failed);
+  EXPECT_TRUE(contains(r.message, "n = 13 exceeds max_size = 12")) << r.message;
+  solver.solve(MatrixX::Identity(2, 2), vec({1.0, kNaN}), r);
+  EXPECT_EQ(r.status, LcpStatus::InvalidInput);
+  EXPECT_TRUE(contains(r.message, "d[1] is nan")) << r.message;
+  EnumerationOptions o;
+  o.max_size = 30;
+  EnumerationSolver bad(o);
+  bad.solve(MatrixX::Identity(2, 2), vec({1.0, 1.0}), r);
+  EXPECT_EQ(r.status, LcpStatus::InvalidInput);
+  EXPECT_TRUE(contains(r.message, "max_size = 30")) << r.message;
 }
 
 TEST(LcpRandom, RedundantContactsLemkeAgreesWithPivoting) {

@@ -34,6 +34,7 @@
 #include "plume/contact/detection.hpp"
 #include "plume/contact/contact_jacobian.hpp"
 
+#include "plume/lcp/enumeration.hpp"
 #include "plume/lcp/lcp.hpp"
 #include "plume/lcp/lemke.hpp"
 #include "plume/lcp/pivoting.hpp"

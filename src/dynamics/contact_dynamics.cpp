@@ -225,54 +225,132 @@ const ContactSolution& ContactSolver::solve(const Model& model, Data& data, cons
   return s;
 }
 
-// Lemke on LCP(A, b), with two fallbacks for the case where its final basis
-// is too ill-conditioned to pass the strict backward-error test (100·n·ε of
-// the problem's scale): dependent contacts, more touching points than the
-// bodies have freedoms, as the eight corners of two flat feet. The test
-// accepted here is √ε of the scale, the accuracy to which w is known anyway
-// for λ within lcp_max_amplification.
+// Lemke on LCP(A, b), with fallbacks for the cases where it fails: a final
+// basis too ill-conditioned to pass the strict backward-error test (100·n·ε
+// of the problem's scale) — dependent contacts, more touching points than
+// the bodies have freedoms, as the eight corners of two flat feet — or a
+// secondary ray that proves nothing because A is not copositive-plus
+// (sliding friction). The test accepted here is √ε of the scale, the
+// accuracy to which w is known anyway for λ within lcp_max_amplification.
 //  1. The rejected λ of the final basis, if it passes that test.
-//  2. Lemke again with a compliance of kCompliance·A_ii added to the first
-//     `rows` diagonal entries (the contact rows; the cone rows have none): the
+//  2. Lemke again with a compliance of 1e-10·A_ii added to the first `rows`
+//     diagonal entries (the contact rows; the cone rows have none): the
 //     regularised problem has a unique, better-conditioned solution, which
-//     solves the rigid one up to kCompliance·A_ii·λ_i.
+//     solves the rigid one up to 1e-10·A_ii·λ_i.
+//  3. Small problems (n ≤ 12): every active set (EnumerationSolver), exact.
+//  4. Lemke on b perturbed by 1e-9, then 1e-7, of its scale (degenerate ties).
+//  5. Lemke with a tenth, then a hundredth, of its zero tolerance.
+//  6. Compliances of 1e-8 and 1e-6·A_ii, each accepted when it solves its
+//     own regularised problem to √ε: a contact that gives by a millionth of
+//     its natural scale rather than a stopped simulation; the message says so.
 const LcpResult& ContactSolver::lemke(const Eigen::Ref<const MatrixX>& A, const Eigen::Ref<const VectorX>& b,
                                      int rows) {
-  constexpr double kCompliance = 1e-10;
   const double root_eps = std::sqrt(std::numeric_limits<double>::epsilon());
   const LcpResult& r = lemke_.solve(A, b);
   if (r.status != LcpStatus::Failed && r.status != LcpStatus::IterationLimit) return r;
   const Eigen::Index n = A.rows();
-  auto passes = [&](const VectorX& lambda, double& residual, double& tolerance) {
+  auto passes = [&](const Eigen::Ref<const MatrixX>& M, const VectorX& lambda, double& residual,
+                    double& tolerance) {
     if (lambda.size() != n || !lambda.allFinite()) return false;
-    residual = lcp_residual(A, b, lambda);
-    tolerance = root_eps * lcp_residual_scale(A, b, lambda);
-    return residual <= tolerance && lcp_amplification(A, b, lambda) <= lcp_max_amplification();
+    residual = lcp_residual(M, b, lambda);
+    tolerance = root_eps * lcp_residual_scale(M, b, lambda);
+    return residual <= tolerance && lcp_amplification(M, b, lambda) <= lcp_max_amplification();
   };
-  double residual = 0.0, tolerance = 0.0;
-  char head[160];
-  if (passes(r.lambda, residual, tolerance)) {
-    regularised_ = r;
-    std::snprintf(head, sizeof head, "accepted at residual %.3g <= sqrt(eps) * scale = %.3g after: ", residual,
-                  tolerance);
-  } else {
-    if (Areg_.rows() < n) Areg_.resize(n, n);
-    auto Ar = Areg_.topLeftCorner(n, n);
-    Ar = A;
-    for (int i = 0; i < rows; ++i) Ar(i, i) += kCompliance * std::max(A(i, i), 0.0);
-    lemke_.solve(Ar, b, regularised_);
-    if (regularised_.status != LcpStatus::Solved || !passes(regularised_.lambda, residual, tolerance)) return r;
+  char head[200];
+  auto accept = [&](double residual, double tolerance) -> const LcpResult& {
     regularised_.w.noalias() = A * regularised_.lambda;
     regularised_.w += b;
     regularised_.pivots += r.pivots;
-    std::snprintf(head, sizeof head,
-                  "solved with a contact compliance of %.0e, residual %.3g <= sqrt(eps) * scale = %.3g, after: ",
-                  kCompliance, residual, tolerance);
+    regularised_.status = LcpStatus::Solved;
+    regularised_.residual = residual;
+    regularised_.tolerance = tolerance;
+    regularised_.message = head + r.message;
+    return regularised_;
+  };
+  double residual = 0.0, tolerance = 0.0;
+  if (passes(A, r.lambda, residual, tolerance)) {
+    regularised_ = r;
+    regularised_.pivots = 0;  // accept() adds r's pivots
+    std::snprintf(head, sizeof head, "accepted at residual %.3g <= sqrt(eps) * scale = %.3g after: ", residual,
+                  tolerance);
+    return accept(residual, tolerance);
   }
-  regularised_.status = LcpStatus::Solved;
-  regularised_.residual = residual;
-  regularised_.tolerance = tolerance;
-  regularised_.message = head + r.message;
+  if (Areg_.rows() < n) Areg_.resize(n, n);
+  auto Ar = Areg_.topLeftCorner(n, n);
+  auto regularise = [&](double compliance) {
+    Ar = A;
+    for (int i = 0; i < rows; ++i) Ar(i, i) += compliance * std::max(A(i, i), 0.0);
+    lemke_.solve(Ar, b, regularised_);
+    return regularised_.status == LcpStatus::Solved;
+  };
+  if (regularise(1e-10) && passes(A, regularised_.lambda, residual, tolerance)) {
+    std::snprintf(head, sizeof head,
+                  "solved with a contact compliance of 1e-10, residual %.3g <= sqrt(eps) * scale = %.3g, after: ",
+                  residual, tolerance);
+    return accept(residual, tolerance);
+  }
+  std::string enumeration_message;
+  if (n <= enumeration_.options().max_size) {
+    enumeration_.solve(A, b, regularised_);
+    if (regularised_.status == LcpStatus::Solved) {
+      regularised_.pivots += r.pivots;
+      regularised_.message = "Lemke failed (" + r.message + "); " + regularised_.message;
+      return regularised_;
+    }
+    enumeration_message = regularised_.message;
+  }
+  // Lemke's lexicographic ratio test resolves degeneracy exactly only in
+  // exact arithmetic; with many dependent contacts (a trunk's four coplanar
+  // corners and friction) rounding can steer it to a basis that does not
+  // solve the problem although it is well conditioned. A deterministic
+  // perturbation of b by 1e-9 (then 1e-7) of its scale breaks the ties; the
+  // result must still solve the unperturbed problem to √ε.
+  if (bpert_.size() < n) bpert_.resize(n);
+  auto bp = bpert_.head(n);
+  const double bscale = std::max(std::numeric_limits<double>::min(), b.cwiseAbs().maxCoeff());
+  for (const double size : {1e-9, 1e-7}) {
+    for (Eigen::Index i = 0; i < n; ++i) bp(i) = b(i) + size * bscale * static_cast<double>(i + 1) / static_cast<double>(n);
+    lemke_.solve(A, bp, regularised_);
+    if (regularised_.status == LcpStatus::Solved && passes(A, regularised_.lambda, residual, tolerance)) {
+      std::snprintf(head, sizeof head,
+                    "solved after perturbing d by %.0e of its scale to break degenerate ties, residual %.3g <= "
+                    "sqrt(eps) * scale = %.3g, after: ",
+                    size, residual, tolerance);
+      return accept(residual, tolerance);
+    }
+  }
+  // The ratio test's zero tolerance decides which near-zero entries of a
+  // degenerate tableau count as pivots; a tenth and a hundredth of the
+  // default take other paths through the same problem.
+  const LemkeOptions defaults = lemke_.options();
+  const double zt = defaults.zero_tolerance.value_or(static_cast<double>(n) * 10.0 *
+                                                     std::numeric_limits<double>::epsilon());
+  for (const double factor : {0.1, 0.01}) {
+    LemkeOptions o = defaults;
+    o.zero_tolerance = factor * zt;
+    lemke_.set_options(o);
+    lemke_.solve(A, b, regularised_);
+    lemke_.set_options(defaults);
+    if (regularised_.status == LcpStatus::Solved && passes(A, regularised_.lambda, residual, tolerance)) {
+      std::snprintf(head, sizeof head,
+                    "solved with the pivot zero tolerance at %.0e (degenerate ties), residual %.3g <= sqrt(eps) * "
+                    "scale = %.3g, after: ",
+                    factor * zt, residual, tolerance);
+      return accept(residual, tolerance);
+    }
+  }
+  for (const double compliance : {1e-8, 1e-6}) {
+    if (regularise(compliance) && passes(Ar, regularised_.lambda, residual, tolerance)) {
+      std::snprintf(head, sizeof head,
+                    "solved with a contact compliance of %.0e (the rigid problem defeated Lemke), residual %.3g <= "
+                    "sqrt(eps) * scale = %.3g, after: ",
+                    compliance, residual, tolerance);
+      return accept(residual, tolerance);
+    }
+  }
+  if (enumeration_message.empty()) return r;
+  regularised_ = r;
+  regularised_.message += "; " + enumeration_message;
   return regularised_;
 }
 

@@ -57,6 +57,7 @@
 
 #include "plume/contact/detection.hpp"
 #include "plume/data.hpp"
+#include "plume/lcp/enumeration.hpp"
 #include "plume/lcp/lemke.hpp"
 #include "plume/lcp/pgs.hpp"
 #include "plume/lcp/pivoting.hpp"
@@ -180,9 +181,11 @@ class ContactSolver {
   Matrix3X dirs_;
   std::vector<int> stick_, slide_;
   LemkeSolver lemke_;
+  EnumerationSolver enumeration_;
   PivotingSolver pivoting_;
   PgsSolver pgs_;
   LcpResult regularised_;
+  VectorX bpert_;
   ContactSolution solution_;
   ImpactSolution impact_;
 };
