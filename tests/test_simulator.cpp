@@ -357,6 +357,48 @@ TEST(Simulator, SymmetricFeetStopSlidingTogether) {
   }
 }
 
+// A start sunk deeper than max_initial_penetration is refused up front,
+// naming the deepest contact and its depth (the feet touch the ground with
+// the trunk at 0.43802 m, so at 0.40 m they are 38.02 mm deep); a shallow
+// overlap is accepted and resolved.
+TEST(Simulator, RefusesADeeplyPenetratingStart) {
+  QuadrupedDemo demo;
+  WorldBuilder wb;
+  VectorX q = demo.stand;
+  q(2) = 0.40;
+  const Model quad = load_model("quadruped.urdf", urdf::RootJoint::FreeFlyer);
+  wb.add_model("quad", quad, q, VectorX::Zero(18));
+  wb.add_environment(ground_plane());
+  const World deep = wb.build();
+  SimulationOptions o;
+  o.duration = 0.01;
+  for (const Scheme scheme : {Scheme::EventDriven, Scheme::Compliant, Scheme::TimeStepping}) {
+    o.scheme = scheme;
+    try {
+      Simulator sim(deep, o);
+      ADD_FAILURE() << to_string(scheme) << ": a start 38 mm deep was accepted";
+    } catch (const ArgumentError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("_foot"), std::string::npos) << what;
+      EXPECT_NE(what.find("0.03802"), std::string::npos) << what;
+      EXPECT_NE(what.find("max_initial_penetration = 0.01"), std::string::npos) << what;
+    }
+  }
+  o.scheme = Scheme::EventDriven;
+  o.max_initial_penetration = 0.05;
+  EXPECT_NO_THROW(Simulator(deep, o));
+  q(2) = 0.43802 - 2e-3;  // 2 mm: accepted with the default
+  WorldBuilder shallow_builder;
+  shallow_builder.add_model("quad", quad, q, VectorX::Zero(18));
+  shallow_builder.add_environment(ground_plane());
+  o.max_initial_penetration = SimulationOptions{}.max_initial_penetration;
+  Simulator shallow(shallow_builder.build(), o);
+  const SimulationResult r = shallow.run();
+  EXPECT_EQ(r.status, SimulationStatus::Finished) << r.message;
+  o.max_initial_penetration = -1.0;
+  EXPECT_THROW(Simulator(deep, o), ArgumentError);
+}
+
 TEST(Simulator, RunsAreBitForBitDeterministic) {
   QuadrupedDemo demo;
   SimulationOptions o;

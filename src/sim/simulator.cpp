@@ -22,6 +22,7 @@
 #include "plume/error.hpp"
 #include "sim/dense_stepper.hpp"
 #include "sim/scheme.hpp"
+#include "sim/scheme_common.hpp"
 
 namespace plume {
 
@@ -1335,7 +1336,45 @@ struct Simulator::Impl {
   std::unique_ptr<detail::SchemeRunner> runner;
 };
 
+namespace {
+
+// Refuses an initial state that sinks deeper than max_initial_penetration
+// into a surface: no scheme can start from it sensibly (the rigid ones
+// would resolve metres of overlap with contact LCPs of every buried corner,
+// the compliant one with forces of K times metres).
+void check_initial_penetration(const World& world, const SimulationOptions& options) {
+  const double limit = options.max_initial_penetration;
+  using detail::fmt;
+  if (!(limit >= 0.0) || std::isnan(limit)) {
+    throw ArgumentError("simulation option max_initial_penetration must be >= 0 (got " + fmt(limit) + ")");
+  }
+  const Model& m = world.model();
+  DetectionOptions d;
+  d.margin = 0.0;
+  d.self_collision = world.self_collision();
+  ContactDetector detector(m, world.environment(), d);
+  Data data(m);
+  VectorX q = world.q0();
+  normalize_configuration(m, q);
+  unchecked::forward_kinematics(m, data, q);
+  std::vector<Contact> contacts;
+  detector.detect(m, data, contacts);
+  const Contact* deepest = nullptr;
+  for (const Contact& c : contacts) {
+    if (!deepest || c.gap < deepest->gap) deepest = &c;
+  }
+  if (deepest && -deepest->gap > limit) {
+    throw ArgumentError("the initial state sinks " + detector.shapes()[deepest->shape_b].name + " " + fmt(-deepest->gap) +
+                        " m into " + detector.shapes()[deepest->shape_a].name +
+                        " (more than max_initial_penetration = " + fmt(limit) +
+                        " m): start the model touching or above the surface");
+  }
+}
+
+}  // namespace
+
 Simulator::Simulator(World world, const SimulationOptions& options) : impl_(std::make_unique<Impl>()) {
+  check_initial_penetration(world, options);
   switch (options.scheme) {
     case Scheme::EventDriven: impl_->runner = detail::make_event_driven(std::move(world), options); break;
     case Scheme::Compliant: impl_->runner = detail::make_compliant(std::move(world), options); break;

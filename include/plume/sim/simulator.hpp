@@ -89,6 +89,10 @@ struct SimulationOptions {
   double joint_limit_restitution = 0.0; ///< restitution of impacts on joint limits
   bool torque_limits = false;           ///< clamp the controller's output to the URDF efforts
   double time_step = 1e-3;              ///< time-stepping: initial step h_init [s]
+  /// A world whose initial state sinks deeper than this into any surface is
+  /// refused by Simulator's constructor (ArgumentError naming the contact):
+  /// rigid contact starts from a touching, not a deeply penetrating, state [m].
+  double max_initial_penetration = 0.01;
 };
 
 /// τ = f(t, q, v), called at the controller's sample times; τ is held
