@@ -21,69 +21,7 @@
 #include "test_utils.hpp"
 
 // ---- malloc counting (copied from test_allocation.cpp) ---------------------------------------
-namespace {
-std::atomic<bool> g_armed{false};
-std::atomic<long> g_allocations{0};
-inline void count_allocation() {
-  if (g_armed.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
-}
-}  // namespace
-
-#if defined(__SANITIZE_ADDRESS__)
-#define PLUME_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define PLUME_ASAN 1
-#endif
-#endif
-
-#ifdef PLUME_ASAN
-#if __has_include(<sanitizer/allocator_interface.h>)
-#include <sanitizer/allocator_interface.h>
-namespace {
-void on_malloc(const volatile void*, std::size_t) { count_allocation(); }
-void on_free(const volatile void*) {}
-const int g_hooks_installed = __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
-}  // namespace
-#else
-#define PLUME_NO_ALLOCATION_COUNTER 1  // GCC's ASan without the hook header: the test is skipped
-#endif
-#else
-extern "C" {
-void* __libc_malloc(std::size_t);
-void* __libc_calloc(std::size_t, std::size_t);
-void* __libc_realloc(void*, std::size_t);
-void* __libc_memalign(std::size_t, std::size_t);
-void __libc_free(void*);
-
-void* malloc(std::size_t n) {
-  count_allocation();
-  return __libc_malloc(n);
-}
-void* calloc(std::size_t a, std::size_t b) {
-  count_allocation();
-  return __libc_calloc(a, b);
-}
-void* realloc(void* p, std::size_t n) {
-  count_allocation();
-  return __libc_realloc(p, n);
-}
-void* memalign(std::size_t alignment, std::size_t n) {
-  count_allocation();
-  return __libc_memalign(alignment, n);
-}
-void* aligned_alloc(std::size_t alignment, std::size_t n) {
-  count_allocation();
-  return __libc_memalign(alignment, n);
-}
-int posix_memalign(void** out, std::size_t alignment, std::size_t n) {
-  count_allocation();
-  *out = __libc_memalign(alignment, n);
-  return *out ? 0 : 12;  // ENOMEM
-}
-void free(void* p) { __libc_free(p); }
-}
-#endif
+#include "alloc_counter.hpp"
 
 using namespace plume;
 using namespace plume::test;
@@ -637,9 +575,6 @@ TEST(ContactKinematics, TangentsAreOrthonormalAndSmooth) {
 }
 
 TEST(ContactKinematics, NoAllocationOnceOutputsAreSized) {
-#ifdef PLUME_NO_ALLOCATION_COUNTER
-  GTEST_SKIP() << "no malloc hooks in this sanitizer build";
-#endif
   std::mt19937_64 g(21);
   const Model m = free_bodies({{{"block", Box{Vec3(0.5, 0.4, 0.3)}}, {"pill", Capsule{0.1, 0.5}, random_placement(g, 0.2)}},
                                {{"can", Cylinder{0.2, 0.4}}, {"ball", Sphere{0.15}, random_placement(g, 0.2)}},
