@@ -269,6 +269,7 @@ Model ModelBuilder::build() const {
     j.nq = joint_nq(js.type);
     j.nv = joint_nv(js.type);
     j.kind = kernel_kind(js.type, js.axis);
+    j.tree_rotation_identity = b.Xtree.E() == Mat3::Identity();
     if (j.nv == 0) throw ModelError(jwhere + ": fixed joints cannot be bodies");
     const bool one_dof = j.nv == 1;
     if (one_dof) {

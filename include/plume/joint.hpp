@@ -83,6 +83,10 @@ struct Joint {
   int v_index = 0;  ///< first index of this joint's coordinates in v
   int nq = 0;
   int nv = 0;
+  /// Xtree's rotation is exactly the identity (the URDF joint origin has no
+  /// rotation): the rotation of an axis-aligned revolute joint's Xup is then
+  /// a plane rotation, which the algorithms apply to two rows or components.
+  bool tree_rotation_identity = false;
 };
 
 /// Rotation matrix R(axis, angle) of a rotation by `angle` about the unit `axis`.

@@ -9,6 +9,35 @@
 
 namespace plume {
 
+namespace {
+
+// The sums are written in the order Eigen's fixed-size kernels evaluate them
+// in the default (SSE2) build (see detail::sum_l): H stays bit-identical to
+// the Eigen expressions they replace; the contact solvers' pivoting on
+// degenerate problems is sensitive to the last bit of H.
+using detail::sum_l;
+using detail::sum_r;
+
+/// A 6-vector dot product, even and odd lanes summed apart (as Eigen does).
+PLUME_INLINE double dot6(const double* a, const double* b) {
+  return (a[0] * b[0] + (a[2] * b[2] + a[4] * b[4])) + (a[1] * b[1] + (a[3] * b[3] + a[5] * b[5]));
+}
+
+/// F = Y s = [Ī w + h × v; m v − h × w] for s = [w; v].
+PLUME_INLINE void inertia_times(const RigidInertia& Y, const double* s, double* F) {
+  const double m = Y.mass();
+  const Vec3& h = Y.h();
+  const Mat3& I = Y.Ibar();
+  F[0] = sum_l(I(0, 0) * s[0], I(0, 1) * s[1], I(0, 2) * s[2]) + (h[1] * s[5] - h[2] * s[4]);
+  F[1] = sum_l(I(1, 0) * s[0], I(1, 1) * s[1], I(1, 2) * s[2]) + (h[2] * s[3] - h[0] * s[5]);
+  F[2] = sum_r(I(2, 0) * s[0], I(2, 1) * s[1], I(2, 2) * s[2]) + (h[0] * s[4] - h[1] * s[3]);
+  F[3] = m * s[3] - (h[1] * s[2] - h[2] * s[1]);
+  F[4] = m * s[4] - (h[2] * s[0] - h[0] * s[2]);
+  F[5] = m * s[5] - (h[0] * s[1] - h[1] * s[0]);
+}
+
+}  // namespace
+
 namespace unchecked {
 
 PLUME_FLATTEN const MatrixX& crba(const Model& model, Data& data, const VecRef& q) {
@@ -17,10 +46,12 @@ PLUME_FLATTEN const MatrixX& crba(const Model& model, Data& data, const VecRef& 
     const Joint& j = model.joint(i);
     detail::visit_kind(j.kind, [&](auto jk) {
       using K = decltype(jk);
-      detail::body_placement<K>(model, data, q.data(), i);
-      const Transform Xs = detail::shifted_placement(model, data, i, data.orel);
-      K::world_subspace(Xs, detail::S_cols(data.S, j), detail::S_cols(data.oS, j));
-      data.oIc[i] = detail::world_inertia(model, i, Xs);
+      double* S = detail::S_cols(data.S, j);
+      K::position(j, model.Xtree(i), q.data() + j.q_index, data.Xup[i], S);
+      detail::world_placement<K>(model, data, i);
+      const Mat3& E = data.X0[i].E();
+      K::world_subspace(Transform(E, data.orel[i]), S, detail::S_cols(data.oS, j));
+      data.oIc[i] = detail::world_inertia(model, i, E, data.orel[i]);
     });
   }
   // Composite inertias, leaves to root.
@@ -28,22 +59,43 @@ PLUME_FLATTEN const MatrixX& crba(const Model& model, Data& data, const VecRef& 
     const int p = model.parent(i);
     if (p > 0) data.oIc[p] += data.oIc[i];
   }
-  MatrixX& H = data.H;
+  // F = Ic S_k, then H(l, k) = S_lᵀ F for k's own joint and every ancestor dof l.
+  // When the subtree hangs from a free-flyer, its six dofs are the last
+  // ancestors, with oS = [Eᵀ 0; 0 Eᵀ] (the root is the reference point): their
+  // entries are E F_ang and E F_lin, without the products by zero.
+  const int nv = model.nv();
+  double* H = data.H.data();
   const double* oS = data.oS.data();
   for (int i = 1; i < nb; ++i) {
     const Joint& j = model.joint(i);
+    const RigidInertia& Y = data.oIc[i];
+    const int r = model.subtree_root(i);
+    const bool below_free = r != i && model.joint(r).kind == JointKind::FreeFlyer;
+    const int free_v = model.joint(r).v_index;
+    const int last_generic = below_free ? free_v + 5 : -1;
     for (int k = j.v_index; k < j.v_index + j.nv; ++k) {
-      // F = Ic S_k, then H(l, k) = S_lᵀ F for k's own joint and every ancestor dof l.
-      const Vec6 F = (data.oIc[i] * Motion(Vec6(Eigen::Map<const Vec6>(oS + 6 * k)))).vector();
-      H(k, k) = Eigen::Map<const Vec6>(oS + 6 * k).dot(F);
-      for (int l = model.dof_parent(k); l >= 0; l = model.dof_parent(l)) {
-        const double h = Eigen::Map<const Vec6>(oS + 6 * l).dot(F);
-        H(l, k) = h;
-        H(k, l) = h;
+      double F[6];
+      inertia_times(Y, oS + 6 * k, F);
+      H[k + nv * k] = dot6(oS + 6 * k, F);
+      for (int l = model.dof_parent(k); l > last_generic; l = model.dof_parent(l)) {
+        const double x = dot6(oS + 6 * l, F);
+        H[l + nv * k] = x;
+        H[k + nv * l] = x;
+      }
+      if (below_free) {
+        const Mat3& E = data.X0[r].E();
+        for (int c = 0; c < 3; ++c) {  // dot6 with the zero terms left out
+          const double x = (E(c, 0) * F[0] + E(c, 2) * F[2]) + E(c, 1) * F[1];
+          const double y = E(c, 1) * F[4] + (E(c, 0) * F[3] + E(c, 2) * F[5]);
+          H[free_v + c + nv * k] = x;
+          H[k + nv * (free_v + c)] = x;
+          H[free_v + 3 + c + nv * k] = y;
+          H[k + nv * (free_v + 3 + c)] = y;
+        }
       }
     }
   }
-  return H;
+  return data.H;
 }
 
 }  // namespace unchecked

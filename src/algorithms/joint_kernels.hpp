@@ -13,6 +13,8 @@
 //   cross_S(v, S, x)               v × (S x)
 //   has_bias, bias(S, qd)          cJ = S̊ q̇ (the planar joint only)
 //   world_subspace(X0, S, oS)      oS = X0⁻¹ S, the columns in world coordinates
+//   world_rotation(j, Xup, E0p, E0) E0 = E_up E0_λ, the body's world orientation
+//   up(j, Xup, m), up_transpose(j, Xup, f)  Xup m and Xupᵀ f
 // Axis-aligned revolute joints touch single coefficients; the others use
 // fixed-size maps, so no operation goes through Eigen's dynamic-size paths.
 
@@ -47,6 +49,13 @@ struct DenseSubspace {
     }
   }
   static PLUME_INLINE Motion bias(const double*, const double*) { return Motion(); }
+  static PLUME_INLINE void world_rotation(const Joint&, const Transform& Xup, const Mat3& E0p, Mat3& E0) {
+    E0.noalias() = Xup.E() * E0p;
+  }
+  static PLUME_INLINE Motion up(const Joint&, const Transform& Xup, const Motion& m) { return Xup.apply(m); }
+  static PLUME_INLINE Force up_transpose(const Joint&, const Transform& Xup, const Force& f) {
+    return Xup.apply_transpose(f);
+  }
 };
 
 // Revolute about +x (A = 0), +y (1) or +z (2): E = R_A(q)ᵀ E_tree touches two
@@ -102,6 +111,74 @@ struct RevoluteAligned {
     oS[5] = lin[2];
   }
   static PLUME_INLINE Motion bias(const double*, const double*) { return Motion(); }
+  // With Xtree's rotation the identity, E_up = R_A(q)ᵀ: its rows A, i1, i2 are
+  // e_A, (0, c, s), (0, −s, c) in the cyclic order, and E_up E0_λ mixes two
+  // rows of E0_λ (c and s read back from E_up).
+  static PLUME_INLINE void world_rotation(const Joint& j, const Transform& Xup, const Mat3& E0p, Mat3& E0) {
+    if (!j.tree_rotation_identity) {
+      E0.noalias() = Xup.E() * E0p;
+      return;
+    }
+    constexpr int i1 = (A + 1) % 3;
+    constexpr int i2 = (A + 2) % 3;
+    const double c = Xup.E()(i1, i1);
+    const double s = Xup.E()(i1, i2);
+    for (int col = 0; col < 3; ++col) {
+      const double e1 = E0p(i1, col), e2 = E0p(i2, col);
+      E0(A, col) = E0p(A, col);
+      E0(i1, col) = c * e1 + s * e2;
+      E0(i2, col) = c * e2 - s * e1;
+    }
+  }
+  // Xup m = [E ω; E (v − r × ω)] and Xupᵀ f = [Eᵀ n + r × Eᵀ f; Eᵀ f] with
+  // E the plane rotation above (four products per 3-vector instead of nine).
+  static PLUME_INLINE Motion up(const Joint& j, const Transform& Xup, const Motion& m) {
+    if (!j.tree_rotation_identity) return Xup.apply(m);
+    constexpr int i1 = (A + 1) % 3;
+    constexpr int i2 = (A + 2) % 3;
+    const double c = Xup.E()(i1, i1);
+    const double s = Xup.E()(i1, i2);
+    const Vec6& x = m.vector();
+    const Vec3& r = Xup.r();
+    const double u0 = x[3] - (r[1] * x[2] - r[2] * x[1]);
+    const double u1 = x[4] - (r[2] * x[0] - r[0] * x[2]);
+    const double u2 = x[5] - (r[0] * x[1] - r[1] * x[0]);
+    const double u[3] = {u0, u1, u2};
+    Motion out;
+    Vec6& y = out.vector();
+    y[A] = x[A];
+    y[i1] = c * x[i1] + s * x[i2];
+    y[i2] = c * x[i2] - s * x[i1];
+    y[3 + A] = u[A];
+    y[3 + i1] = c * u[i1] + s * u[i2];
+    y[3 + i2] = c * u[i2] - s * u[i1];
+    return out;
+  }
+  static PLUME_INLINE Force up_transpose(const Joint& j, const Transform& Xup, const Force& f) {
+    if (!j.tree_rotation_identity) return Xup.apply_transpose(f);
+    constexpr int i1 = (A + 1) % 3;
+    constexpr int i2 = (A + 2) % 3;
+    const double c = Xup.E()(i1, i1);
+    const double s = Xup.E()(i1, i2);
+    const Vec6& x = f.vector();
+    const Vec3& r = Xup.r();
+    double n[3], l[3];
+    n[A] = x[A];
+    n[i1] = c * x[i1] - s * x[i2];
+    n[i2] = s * x[i1] + c * x[i2];
+    l[A] = x[3 + A];
+    l[i1] = c * x[3 + i1] - s * x[3 + i2];
+    l[i2] = s * x[3 + i1] + c * x[3 + i2];
+    Force out;
+    Vec6& y = out.vector();
+    y[0] = n[0] + (r[1] * l[2] - r[2] * l[1]);
+    y[1] = n[1] + (r[2] * l[0] - r[0] * l[2]);
+    y[2] = n[2] + (r[0] * l[1] - r[1] * l[0]);
+    y[3] = l[0];
+    y[4] = l[1];
+    y[5] = l[2];
+    return out;
+  }
 };
 
 // Revolute about any unit axis a: E = R(a, q)ᵀ E_tree (Rodrigues).
@@ -188,6 +265,13 @@ struct FreeFlyer {
     M.bottomRightCorner<3, 3>() = Et;
   }
   static PLUME_INLINE Motion bias(const double*, const double*) { return Motion(); }
+  static PLUME_INLINE void world_rotation(const Joint&, const Transform& Xup, const Mat3& E0p, Mat3& E0) {
+    E0.noalias() = Xup.E() * E0p;
+  }
+  static PLUME_INLINE Motion up(const Joint&, const Transform& Xup, const Motion& m) { return Xup.apply(m); }
+  static PLUME_INLINE Force up_transpose(const Joint&, const Transform& Xup, const Force& f) {
+    return Xup.apply_transpose(f);
+  }
 };
 
 /// Calls f(kernel) with the kernel of `kind` (a default-constructed tag whose
@@ -252,22 +336,64 @@ PLUME_INLINE Transform shifted_placement(const Model& model, const Data& data, i
   return Transform(data.X0[i].E(), rel[i]);
 }
 
+/// X0[i] and orel[i] (see shifted_placement) of body i from Xup[i] and its
+/// parent's: E0 = E_up E0_λ, and the one offset t = E0_λᵀ r_up moves both the
+/// world origin and the origin relative to the subtree root.
+/// Call after K::position(i).
+template <class K>
+PLUME_INLINE void world_placement(const Model& model, Data& data, int i) {
+  const int p = model.parent(i);
+  const Transform& Xup = data.Xup[i];
+  Transform& X0 = data.X0[i];
+  if (p > 0) {
+    const Transform& X0p = data.X0[p];
+    K::world_rotation(model.joint(i), Xup, X0p.E(), X0.E());
+    const Vec3 t = X0p.E().transpose() * Xup.r();
+    X0.r() = X0p.r() + t;
+    data.orel[i] = data.orel[p] + t;
+  } else {
+    X0 = Xup;
+    data.orel[i].setZero();
+  }
+}
+
+/// Sums of three products in the order Eigen's fixed-size 3×3 kernels use in
+/// the default (SSE2) build: rows 0 and 1 of a product go in one packet, left
+/// to right (sum_l); row 2 is a scalar reduction, right to left (sum_r).
+/// Written-out kernels that use them give the same bits as the Eigen
+/// expressions they replace.
+PLUME_INLINE double sum_l(double a, double b, double c) { return (a + b) + c; }
+PLUME_INLINE double sum_r(double a, double b, double c) { return a + (b + c); }
+
 /// Inertia of body i with world axes about the reference point of the
-/// shifted placement Xs (see shifted_placement): with p the centre of mass
-/// relative to that point, Ī = Eᵀ Ic E + m (|p|² 1 − p pᵀ), h = m p.
-PLUME_INLINE RigidInertia world_inertia(const Model& model, int i, const Transform& Xs) {
+/// shifted placement (E, rel) (see shifted_placement): with p the centre of
+/// mass relative to that point, Ī = Eᵀ (Ic E) + m (|p|² 1 − p pᵀ), h = m p.
+/// Written out on scalars (Eigen's products of these small matrices were not
+/// kept inline), with Eigen's summation order.
+PLUME_INLINE RigidInertia world_inertia(const Model& model, int i, const Mat3& E, const Vec3& rel) {
   const double m = model.inertia(i).mass();
-  const Mat3& E = Xs.E();
-  const Vec3 p = Xs.r() + E.transpose() * model.body_com(i);
-  const Mat3 T = model.body_inertia_about_com(i) * E;
-  Mat3 Ibar;
-  Ibar.noalias() = E.transpose() * T;
-  const double pp = p.squaredNorm();
+  const Mat3& Ic = model.body_inertia_about_com(i);
+  const Vec3& com = model.body_com(i);
+  Vec3 p;
+  for (int r = 0; r < 3; ++r) p[r] = rel[r] + sum_l(E(0, r) * com[0], E(1, r) * com[1], E(2, r) * com[2]);
+  double T[3][3];  // Ic E
   for (int c = 0; c < 3; ++c) {
-    for (int r = 0; r < 3; ++r) Ibar(r, c) -= m * p[r] * p[c];
+    T[0][c] = sum_l(Ic(0, 0) * E(0, c), Ic(0, 1) * E(1, c), Ic(0, 2) * E(2, c));
+    T[1][c] = sum_l(Ic(1, 0) * E(0, c), Ic(1, 1) * E(1, c), Ic(1, 2) * E(2, c));
+    T[2][c] = sum_r(Ic(2, 0) * E(0, c), Ic(2, 1) * E(1, c), Ic(2, 2) * E(2, c));
+  }
+  const double pp = p.squaredNorm();
+  Mat3 Ibar;
+  for (int c = 0; c < 3; ++c) {
+    for (int r = 0; r < 3; ++r) {
+      Ibar(r, c) = sum_l(E(0, r) * T[0][c], E(1, r) * T[1][c], E(2, r) * T[2][c]) - m * p[r] * p[c];
+    }
     Ibar(c, c) += m * pp;
   }
   return RigidInertia(m, m * p, Ibar);
+}
+PLUME_INLINE RigidInertia world_inertia(const Model& model, int i, const Transform& Xs) {
+  return world_inertia(model, i, Xs.E(), Xs.r());
 }
 
 /// A −= X Yᵀ for 6×N matrices X, Y (a rank-N update, written out so that it

@@ -29,14 +29,14 @@ PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, 
       K::position(j, model.Xtree(i), q + j.q_index, data.Xup[i], S);
       const Transform& X = data.Xup[i];
       if constexpr (terms == Terms::GravityOnly) {
-        data.a[i] = X.apply(data.a[p]);
+        data.a[i] = K::up(j, X, data.a[p]);
         data.f[i] = I * data.a[i];
       } else {
         const double* qd = v + j.v_index;
         Motion& vi = data.v[i];
         Motion& ai = data.a[i];
-        vi = X.apply(data.v[p]) + K::S_mul(S, qd);
-        ai = X.apply(data.a[p]) + K::cross_S(vi, S, qd);
+        vi = K::up(j, X, data.v[p]) + K::S_mul(S, qd);
+        ai = K::up(j, X, data.a[p]) + K::cross_S(vi, S, qd);
         if constexpr (terms == Terms::All) K::add_S_mul(S, a + j.v_index, ai);
         if constexpr (K::has_bias) ai += K::bias(S, qd);
         data.f[i] = I * ai + vi.cross(I * vi);
@@ -49,11 +49,12 @@ PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, 
   }
   for (int i = nb - 1; i > 0; --i) {
     const Joint& j = model.joint(i);
-    detail::visit_kind(j.kind, [&](auto jk) {
-      decltype(jk)::St_mul(detail::S_cols(data.S, j), data.f[i].vector(), tau + j.v_index);
-    });
     const int p = model.parent(i);
-    if (p > 0) data.f[p] += data.Xup[i].apply_transpose(data.f[i]);
+    detail::visit_kind(j.kind, [&](auto jk) {
+      using K = decltype(jk);
+      K::St_mul(detail::S_cols(data.S, j), data.f[i].vector(), tau + j.v_index);
+      if (p > 0) data.f[p] += K::up_transpose(j, data.Xup[i], data.f[i]);
+    });
   }
 }
 
