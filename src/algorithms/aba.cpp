@@ -24,16 +24,18 @@ PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, c
     detail::visit_kind(j.kind, [&](auto jk) {
       using K = decltype(jk);
       constexpr int nv = K::nv;
-      detail::body_placement<K>(model, data, q, i);
-      const Transform Xs = detail::shifted_placement(model, data, i, data.orel);
+      K::position(j, model.Xtree(i), q + j.q_index, data.Xup[i], detail::S_cols(data.S, j));
+      detail::world_placement<K>(model, data, i);
+      const Mat3& E = data.X0[i].E();
+      const Vec3& rel = data.orel[i];
       const double* S = detail::S_cols(data.S, j);
       double* oS = detail::S_cols(data.oS, j);
-      K::world_subspace(Xs, S, oS);
+      K::world_subspace(E, rel, S, oS);
       const Motion vJ(Vec6(detail::SMap<nv>(oS) * detail::VMap<nv>(v + j.v_index)));
       data.ov[i] = data.ov[p] + vJ;
       data.oc[i] = data.ov[i].cross(vJ);
-      if constexpr (K::has_bias) data.oc[i] += Xs.apply_inverse(K::bias(S, v + j.v_index));
-      const RigidInertia oI = detail::world_inertia(model, i, Xs);
+      if constexpr (K::has_bias) data.oc[i] += Transform(E, rel).apply_inverse(K::bias(S, v + j.v_index));
+      const RigidInertia oI = detail::world_inertia(model, i, E, rel);
       data.oIA[i] = oI.to_matrix();
       data.opA[i] = data.ov[i].cross(oI * data.ov[i]);
     });

@@ -50,7 +50,7 @@ PLUME_FLATTEN const MatrixX& crba(const Model& model, Data& data, const VecRef& 
       K::position(j, model.Xtree(i), q.data() + j.q_index, data.Xup[i], S);
       detail::world_placement<K>(model, data, i);
       const Mat3& E = data.X0[i].E();
-      K::world_subspace(Transform(E, data.orel[i]), S, detail::S_cols(data.oS, j));
+      K::world_subspace(E, data.orel[i], S, detail::S_cols(data.oS, j));
       data.oIc[i] = detail::world_inertia(model, i, E, data.orel[i]);
     });
   }

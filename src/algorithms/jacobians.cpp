@@ -31,7 +31,7 @@ PLUME_FLATTEN void fill_jacobian(const Model& model, const Data& data, int body,
       using K = decltype(jk);
       constexpr int nv = K::nv;
       Eigen::Matrix<double, 6, nv> W;
-      K::world_subspace(data.X0[i], detail::S_cols(data.S, j), W.data());
+      K::world_subspace(data.X0[i].E(), data.X0[i].r(), detail::S_cols(data.S, j), W.data());
       for (int k = 0; k < nv; ++k) {
         const Motion w(Vec6(W.col(k)));
         switch (ref) {
@@ -101,7 +101,7 @@ PLUME_FLATTEN void point_jacobian(const Model& model, const Data& data, int body
       using K = decltype(jk);
       constexpr int nv = K::nv;
       Eigen::Matrix<double, 6, nv> W;
-      K::world_subspace(data.X0[i], detail::S_cols(data.S, j), W.data());
+      K::world_subspace(data.X0[i].E(), data.X0[i].r(), detail::S_cols(data.S, j), W.data());
       for (int k = 0; k < nv; ++k) {
         const Vec3 vp = W.col(k).template tail<3>() + W.col(k).template head<3>().cross(p);
         if (ref == ReferenceFrame::Local) {

@@ -12,7 +12,8 @@
 //   St_mul(S, f, out)              out = Sᵀ f (nv values)
 //   cross_S(v, S, x)               v × (S x)
 //   has_bias, bias(S, qd)          cJ = S̊ q̇ (the planar joint only)
-//   world_subspace(X0, S, oS)      oS = X0⁻¹ S, the columns in world coordinates
+//   world_subspace(E, r, S, oS)    oS = X⁻¹ S with X = (E, r) (a placement X0, or world
+//                                  axes about another origin): the columns with world axes
 //   world_rotation(j, Xup, E0p, E0) E0 = E_up E0_λ, the body's world orientation
 //   up(j, Xup, m), up_transpose(j, Xup, f)  Xup m and Xupᵀ f
 // Axis-aligned revolute joints touch single coefficients; the others use
@@ -42,10 +43,13 @@ struct DenseSubspace {
     Eigen::Map<Eigen::Matrix<double, NV, 1>>(out).noalias() = SMap<NV>(S).transpose() * f;
   }
   static PLUME_INLINE Motion cross_S(const Motion& v, const double* S, const double* x) { return v.cross(S_mul(S, x)); }
-  static PLUME_INLINE void world_subspace(const Transform& X0, const double* S, double* oS) {
-    for (int k = 0; k < NV; ++k) {
-      const Motion w = X0.apply_inverse(Motion(Vec6(Eigen::Map<const Vec6>(S + 6 * k))));
-      Eigen::Map<Vec6>(oS + 6 * k) = w.vector();
+  static PLUME_INLINE void world_subspace(const Mat3& E, const Vec3& r, const double* S, double* oS) {
+    for (int k = 0; k < NV; ++k) {  // Transform::apply_inverse, without a copy of (E, r)
+      const Eigen::Map<const Vec6> s(S + 6 * k);
+      const Vec3 w = E.transpose() * s.head<3>();
+      Eigen::Map<Vec6> o(oS + 6 * k);
+      o.head<3>() = w;
+      o.tail<3>() = E.transpose() * s.tail<3>() + r.cross(w);
     }
   }
   static PLUME_INLINE Motion bias(const double*, const double*) { return Motion(); }
@@ -99,10 +103,10 @@ struct RevoluteAligned {
     m.vector()[3 + i2] = -w[3 + i1] * x[0];
     return m;
   }
-  static PLUME_INLINE void world_subspace(const Transform& X0, const double*, double* oS) {
-    // X0⁻¹ [e_A; 0] = [Eᵀ e_A; r × Eᵀ e_A], and Eᵀ e_A is row A of E.
-    const Vec3 w = X0.E().row(A).transpose();
-    const Vec3 lin = X0.r().cross(w);
+  static PLUME_INLINE void world_subspace(const Mat3& E, const Vec3& r, const double*, double* oS) {
+    // X⁻¹ [e_A; 0] = [Eᵀ e_A; r × Eᵀ e_A], and Eᵀ e_A is row A of E.
+    const Vec3 w = E.row(A).transpose();
+    const Vec3 lin = r.cross(w);
     oS[0] = w[0];
     oS[1] = w[1];
     oS[2] = w[2];
@@ -255,13 +259,13 @@ struct FreeFlyer {
   static PLUME_INLINE Motion cross_S(const Motion& v, const double*, const double* x) {
     return v.cross(Motion(Vec6(Eigen::Map<const Vec6>(x))));
   }
-  static PLUME_INLINE void world_subspace(const Transform& X0, const double*, double* oS) {
-    // X0⁻¹ = [Eᵀ 0; r×Eᵀ Eᵀ]
+  static PLUME_INLINE void world_subspace(const Mat3& E, const Vec3& r, const double*, double* oS) {
+    // X⁻¹ = [Eᵀ 0; r×Eᵀ Eᵀ]
     Eigen::Map<Mat6> M(oS);
-    const Mat3 Et = X0.E().transpose();
+    const Mat3 Et = E.transpose();
     M.topLeftCorner<3, 3>() = Et;
     M.topRightCorner<3, 3>().setZero();
-    M.bottomLeftCorner<3, 3>().noalias() = skew(X0.r()) * Et;
+    M.bottomLeftCorner<3, 3>().noalias() = skew(r) * Et;
     M.bottomRightCorner<3, 3>() = Et;
   }
   static PLUME_INLINE Motion bias(const double*, const double*) { return Motion(); }
@@ -310,35 +314,38 @@ inline void init_motion_subspace(const Model& model, Matrix6X& S) {
   }
 }
 
+/// Sums of three products in the order Eigen's fixed-size 3×3 kernels use in
+/// the default (SSE2) build: rows 0 and 1 of a product go in one packet, left
+/// to right (sum_l); row 2 is a scalar reduction, right to left (sum_r).
+/// Written-out kernels that use them give the same bits as the Eigen
+/// expressions they replace.
+PLUME_INLINE double sum_l(double a, double b, double c) { return (a + b) + c; }
+PLUME_INLINE double sum_r(double a, double b, double c) { return a + (b + c); }
+
 /// Xup[i] and X0[i] of body i from q (the position part of every forward pass).
 template <class K>
 PLUME_INLINE void body_placement(const Model& model, Data& data, const double* q, int i) {
   const Joint& j = model.joint(i);
   K::position(j, model.Xtree(i), q + j.q_index, data.Xup[i], S_cols(data.S, j));
   const int p = model.parent(i);
-  data.X0[i] = p > 0 ? data.Xup[i] * data.X0[p] : data.Xup[i];
-}
-
-/// The placement used by the world-aligned algorithms: world axes, origin at
-/// the origin of the subtree root (the body below the world that carries body
-/// i). Working about a nearby point instead of the world origin keeps inertias
-/// and velocities well scaled however far the robot is from the origin; the
-/// relative position is accumulated along the tree (rel[i] = rel[λ] + E_λᵀ r_up),
-/// never computed as a difference of large world positions.
-/// Call after body_placement(i).
-PLUME_INLINE Transform shifted_placement(const Model& model, const Data& data, int i, std::vector<Vec3>& rel) {
-  const int p = model.parent(i);
-  if (p == 0) {
-    rel[i].setZero();
+  if (p > 0) {
+    const Transform& Xup = data.Xup[i];
+    const Transform& X0p = data.X0[p];
+    K::world_rotation(j, Xup, X0p.E(), data.X0[i].E());
+    data.X0[i].r().noalias() = X0p.r() + X0p.E().transpose() * Xup.r();
   } else {
-    rel[i].noalias() = rel[p] + data.X0[p].E().transpose() * data.Xup[i].r();
+    data.X0[i] = data.Xup[i];
   }
-  return Transform(data.X0[i].E(), rel[i]);
 }
 
-/// X0[i] and orel[i] (see shifted_placement) of body i from Xup[i] and its
-/// parent's: E0 = E_up E0_λ, and the one offset t = E0_λᵀ r_up moves both the
-/// world origin and the origin relative to the subtree root.
+/// X0[i] and orel[i] of body i from Xup[i] and its parent's, for the
+/// world-aligned algorithms: they use world axes with the origin at the origin
+/// of the subtree root (the body below the world that carries body i).
+/// Working about a nearby point instead of the world origin keeps inertias and
+/// velocities well scaled however far the robot is from the origin; the
+/// relative position is accumulated along the tree (orel[i] = orel[λ] + t),
+/// never computed as a difference of large world positions. E0 = E_up E0_λ,
+/// and the one offset t = E0_λᵀ r_up moves both the world origin and orel.
 /// Call after K::position(i).
 template <class K>
 PLUME_INLINE void world_placement(const Model& model, Data& data, int i) {
@@ -348,7 +355,12 @@ PLUME_INLINE void world_placement(const Model& model, Data& data, int i) {
   if (p > 0) {
     const Transform& X0p = data.X0[p];
     K::world_rotation(model.joint(i), Xup, X0p.E(), X0.E());
-    const Vec3 t = X0p.E().transpose() * Xup.r();
+    // t = E0_λᵀ r_up on scalars (E0_λ was just stored coefficient by
+    // coefficient: packet loads of it would wait for the stores to retire).
+    const Mat3& Ep = X0p.E();
+    const Vec3& ru = Xup.r();
+    Vec3 t;
+    for (int c = 0; c < 3; ++c) t[c] = sum_l(Ep(0, c) * ru[0], Ep(1, c) * ru[1], Ep(2, c) * ru[2]);
     X0.r() = X0p.r() + t;
     data.orel[i] = data.orel[p] + t;
   } else {
@@ -357,17 +369,9 @@ PLUME_INLINE void world_placement(const Model& model, Data& data, int i) {
   }
 }
 
-/// Sums of three products in the order Eigen's fixed-size 3×3 kernels use in
-/// the default (SSE2) build: rows 0 and 1 of a product go in one packet, left
-/// to right (sum_l); row 2 is a scalar reduction, right to left (sum_r).
-/// Written-out kernels that use them give the same bits as the Eigen
-/// expressions they replace.
-PLUME_INLINE double sum_l(double a, double b, double c) { return (a + b) + c; }
-PLUME_INLINE double sum_r(double a, double b, double c) { return a + (b + c); }
-
 /// Inertia of body i with world axes about the reference point of the
-/// shifted placement (E, rel) (see shifted_placement): with p the centre of
-/// mass relative to that point, Ī = Eᵀ (Ic E) + m (|p|² 1 − p pᵀ), h = m p.
+/// world-aligned placement (E, rel) (see world_placement): with p the centre
+/// of mass relative to that point, Ī = Eᵀ (Ic E) + m (|p|² 1 − p pᵀ), h = m p.
 /// Written out on scalars (Eigen's products of these small matrices were not
 /// kept inline), with Eigen's summation order.
 PLUME_INLINE RigidInertia world_inertia(const Model& model, int i, const Mat3& E, const Vec3& rel) {
@@ -391,9 +395,6 @@ PLUME_INLINE RigidInertia world_inertia(const Model& model, int i, const Mat3& E
     Ibar(c, c) += m * pp;
   }
   return RigidInertia(m, m * p, Ibar);
-}
-PLUME_INLINE RigidInertia world_inertia(const Model& model, int i, const Transform& Xs) {
-  return world_inertia(model, i, Xs.E(), Xs.r());
 }
 
 /// A −= X Yᵀ for 6×N matrices X, Y (a rank-N update, written out so that it

@@ -21,7 +21,7 @@ PLUME_FLATTEN void forward_kinematics(const Model& model, Data& data, const VecR
     detail::visit_kind(j.kind, [&](auto jk) {
       using K = decltype(jk);
       detail::body_placement<K>(model, data, q.data(), i);
-      data.v[i] = data.Xup[i].apply(data.v[model.parent(i)]) + K::S_mul(detail::S_cols(data.S, j), v.data() + j.v_index);
+      data.v[i] = K::up(j, data.Xup[i], data.v[model.parent(i)]) + K::S_mul(detail::S_cols(data.S, j), v.data() + j.v_index);
     });
   }
 }
@@ -38,9 +38,9 @@ PLUME_FLATTEN void forward_kinematics(const Model& model, Data& data, const VecR
       detail::body_placement<K>(model, data, q.data(), i);
       const double* S = detail::S_cols(data.S, j);
       const double* qd = v.data() + j.v_index;
-      data.v[i] = data.Xup[i].apply(data.v[p]) + K::S_mul(S, qd);
+      data.v[i] = K::up(j, data.Xup[i], data.v[p]) + K::S_mul(S, qd);
       // a_i = X a_λ + S q̈ + cJ + v_i × S q̇  (RBDA eq. 5.7 with S̊ q̇ = cJ)
-      data.a[i] = data.Xup[i].apply(data.a[p]) + K::cross_S(data.v[i], S, qd);
+      data.a[i] = K::up(j, data.Xup[i], data.a[p]) + K::cross_S(data.v[i], S, qd);
       K::add_S_mul(S, a.data() + j.v_index, data.a[i]);
       if constexpr (K::has_bias) data.a[i] += K::bias(S, qd);
     });
