@@ -15,25 +15,10 @@ namespace {
 // in the default (SSE2) build (see detail::sum_l): H stays bit-identical to
 // the Eigen expressions they replace; the contact solvers' pivoting on
 // degenerate problems is sensitive to the last bit of H.
-using detail::sum_l;
-using detail::sum_r;
 
 /// A 6-vector dot product, even and odd lanes summed apart (as Eigen does).
 PLUME_INLINE double dot6(const double* a, const double* b) {
   return (a[0] * b[0] + (a[2] * b[2] + a[4] * b[4])) + (a[1] * b[1] + (a[3] * b[3] + a[5] * b[5]));
-}
-
-/// F = Y s = [Ī w + h × v; m v − h × w] for s = [w; v].
-PLUME_INLINE void inertia_times(const RigidInertia& Y, const double* s, double* F) {
-  const double m = Y.mass();
-  const Vec3& h = Y.h();
-  const Mat3& I = Y.Ibar();
-  F[0] = sum_l(I(0, 0) * s[0], I(0, 1) * s[1], I(0, 2) * s[2]) + (h[1] * s[5] - h[2] * s[4]);
-  F[1] = sum_l(I(1, 0) * s[0], I(1, 1) * s[1], I(1, 2) * s[2]) + (h[2] * s[3] - h[0] * s[5]);
-  F[2] = sum_r(I(2, 0) * s[0], I(2, 1) * s[1], I(2, 2) * s[2]) + (h[0] * s[4] - h[1] * s[3]);
-  F[3] = m * s[3] - (h[1] * s[2] - h[2] * s[1]);
-  F[4] = m * s[4] - (h[2] * s[0] - h[0] * s[2]);
-  F[5] = m * s[5] - (h[0] * s[1] - h[1] * s[0]);
 }
 
 }  // namespace
@@ -75,7 +60,7 @@ PLUME_FLATTEN const MatrixX& crba(const Model& model, Data& data, const VecRef& 
     const int last_generic = below_free ? free_v + 5 : -1;
     for (int k = j.v_index; k < j.v_index + j.nv; ++k) {
       double F[6];
-      inertia_times(Y, oS + 6 * k, F);
+      detail::inertia_times(Y, oS + 6 * k, F);
       H[k + nv * k] = dot6(oS + 6 * k, F);
       for (int l = model.dof_parent(k); l > last_generic; l = model.dof_parent(l)) {
         const double x = dot6(oS + 6 * l, F);

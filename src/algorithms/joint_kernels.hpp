@@ -369,6 +369,26 @@ PLUME_INLINE void world_placement(const Model& model, Data& data, int i) {
   }
 }
 
+/// F = I s = [Ī w + h × v; m v − h × w] for a rigid inertia I and s = [w; v]
+/// (RigidInertia::operator* with the same bits, kept inline: GCC calls
+/// Eigen's 3×3 product kernel out of line even in flattened loops).
+PLUME_INLINE void inertia_times(const RigidInertia& Y, const double* s, double* F) {
+  const double m = Y.mass();
+  const Vec3& h = Y.h();
+  const Mat3& I = Y.Ibar();
+  F[0] = sum_l(I(0, 0) * s[0], I(0, 1) * s[1], I(0, 2) * s[2]) + (h[1] * s[5] - h[2] * s[4]);
+  F[1] = sum_l(I(1, 0) * s[0], I(1, 1) * s[1], I(1, 2) * s[2]) + (h[2] * s[3] - h[0] * s[5]);
+  F[2] = sum_r(I(2, 0) * s[0], I(2, 1) * s[1], I(2, 2) * s[2]) + (h[0] * s[4] - h[1] * s[3]);
+  F[3] = m * s[3] - (h[1] * s[2] - h[2] * s[1]);
+  F[4] = m * s[4] - (h[2] * s[0] - h[0] * s[2]);
+  F[5] = m * s[5] - (h[0] * s[1] - h[1] * s[0]);
+}
+PLUME_INLINE Force inertia_times(const RigidInertia& Y, const Motion& v) {
+  Force f;
+  inertia_times(Y, v.vector().data(), f.vector().data());
+  return f;
+}
+
 /// Inertia of body i with world axes about the reference point of the
 /// world-aligned placement (E, rel) (see world_placement): with p the centre
 /// of mass relative to that point, Ī = Eᵀ (Ic E) + m (|p|² 1 − p pᵀ), h = m p.

@@ -30,7 +30,7 @@ PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, 
       const Transform& X = data.Xup[i];
       if constexpr (terms == Terms::GravityOnly) {
         data.a[i] = K::up(j, X, data.a[p]);
-        data.f[i] = I * data.a[i];
+        data.f[i] = detail::inertia_times(I, data.a[i]);
       } else {
         const double* qd = v + j.v_index;
         Motion& vi = data.v[i];
@@ -39,7 +39,7 @@ PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, 
         ai = K::up(j, X, data.a[p]) + K::cross_S(vi, S, qd);
         if constexpr (terms == Terms::All) K::add_S_mul(S, a + j.v_index, ai);
         if constexpr (K::has_bias) ai += K::bias(S, qd);
-        data.f[i] = I * ai + vi.cross(I * vi);
+        data.f[i] = detail::inertia_times(I, ai) + vi.cross(detail::inertia_times(I, vi));
       }
     });
     if (fext) {
