@@ -20,6 +20,9 @@
 // fixed-size maps, so no operation goes through Eigen's dynamic-size paths.
 
 #include <cmath>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "plume/data.hpp"
 #include "plume/model.hpp"
@@ -392,28 +395,60 @@ PLUME_INLINE Force inertia_times(const RigidInertia& Y, const Motion& v) {
 /// Inertia of body i with world axes about the reference point of the
 /// world-aligned placement (E, rel) (see world_placement): with p the centre
 /// of mass relative to that point, Ī = Eᵀ (Ic E) + m (|p|² 1 − p pᵀ), h = m p.
-/// Written out on scalars (Eigen's products of these small matrices were not
-/// kept inline), with Eigen's summation order.
+/// Written out (Eigen's products of these small matrices were not kept
+/// inline) with Eigen's summation order; with SSE2, rows 0 and 1 of each
+/// column share a register, as in Eigen's own kernels.
 PLUME_INLINE RigidInertia world_inertia(const Model& model, int i, const Mat3& E, const Vec3& rel) {
   const double m = model.inertia(i).mass();
   const Mat3& Ic = model.body_inertia_about_com(i);
   const Vec3& com = model.body_com(i);
   Vec3 p;
-  for (int r = 0; r < 3; ++r) p[r] = rel[r] + sum_l(E(0, r) * com[0], E(1, r) * com[1], E(2, r) * com[2]);
-  double T[3][3];  // Ic E
-  for (int c = 0; c < 3; ++c) {
-    T[0][c] = sum_l(Ic(0, 0) * E(0, c), Ic(0, 1) * E(1, c), Ic(0, 2) * E(2, c));
-    T[1][c] = sum_l(Ic(1, 0) * E(0, c), Ic(1, 1) * E(1, c), Ic(1, 2) * E(2, c));
-    T[2][c] = sum_r(Ic(2, 0) * E(0, c), Ic(2, 1) * E(1, c), Ic(2, 2) * E(2, c));
-  }
-  const double pp = p.squaredNorm();
   Mat3 Ibar;
+#if defined(__SSE2__)
+  const double* e = E.data();  // column-major: E(r, c) = e[r + 3c]
+  const double* ic = Ic.data();
+  // Rows k of E, columns 0 and 1: lanes r = 0, 1 of Eᵀ's column k.
+  const __m128d R0 = _mm_unpacklo_pd(_mm_load_sd(e + 0), _mm_load_sd(e + 3));
+  const __m128d R1 = _mm_unpacklo_pd(_mm_load_sd(e + 1), _mm_load_sd(e + 4));
+  const __m128d R2 = _mm_unpacklo_pd(_mm_load_sd(e + 2), _mm_load_sd(e + 5));
+  const __m128d p01 = _mm_add_pd(_mm_loadu_pd(rel.data()),
+                                 _mm_add_pd(_mm_add_pd(_mm_mul_pd(R0, _mm_set1_pd(com[0])),
+                                                       _mm_mul_pd(R1, _mm_set1_pd(com[1]))),
+                                            _mm_mul_pd(R2, _mm_set1_pd(com[2]))));
+  _mm_storeu_pd(p.data(), p01);
+  p[2] = rel[2] + sum_l(e[6] * com[0], e[7] * com[1], e[8] * com[2]);
+  const __m128d I0 = _mm_loadu_pd(ic + 0), I1 = _mm_loadu_pd(ic + 3), I2 = _mm_loadu_pd(ic + 6);
+  const __m128d mp01 = _mm_mul_pd(_mm_set1_pd(m), p01);
+  double* ib = Ibar.data();
+  double T[3][3];  // T = Ic E, T[c] its column c
+  for (int c = 0; c < 3; ++c) {
+    const double* ec = e + 3 * c;
+    _mm_storeu_pd(T[c], _mm_add_pd(_mm_add_pd(_mm_mul_pd(I0, _mm_set1_pd(ec[0])), _mm_mul_pd(I1, _mm_set1_pd(ec[1]))),
+                                   _mm_mul_pd(I2, _mm_set1_pd(ec[2]))));
+    T[c][2] = sum_r(ic[2] * ec[0], ic[5] * ec[1], ic[8] * ec[2]);
+  }
+  for (int c = 0; c < 3; ++c) {
+    const __m128d x = _mm_add_pd(_mm_add_pd(_mm_mul_pd(R0, _mm_set1_pd(T[c][0])), _mm_mul_pd(R1, _mm_set1_pd(T[c][1]))),
+                                 _mm_mul_pd(R2, _mm_set1_pd(T[c][2])));
+    _mm_storeu_pd(ib + 3 * c, _mm_sub_pd(x, _mm_mul_pd(mp01, _mm_set1_pd(p[c]))));
+    ib[2 + 3 * c] = sum_l(e[6] * T[c][0], e[7] * T[c][1], e[8] * T[c][2]) - m * p[2] * p[c];
+  }
+#else
+  for (int r = 0; r < 3; ++r) p[r] = rel[r] + sum_l(E(0, r) * com[0], E(1, r) * com[1], E(2, r) * com[2]);
+  double T[3][3];  // T = Ic E, T[c] its column c
+  for (int c = 0; c < 3; ++c) {
+    T[c][0] = sum_l(Ic(0, 0) * E(0, c), Ic(0, 1) * E(1, c), Ic(0, 2) * E(2, c));
+    T[c][1] = sum_l(Ic(1, 0) * E(0, c), Ic(1, 1) * E(1, c), Ic(1, 2) * E(2, c));
+    T[c][2] = sum_r(Ic(2, 0) * E(0, c), Ic(2, 1) * E(1, c), Ic(2, 2) * E(2, c));
+  }
   for (int c = 0; c < 3; ++c) {
     for (int r = 0; r < 3; ++r) {
-      Ibar(r, c) = sum_l(E(0, r) * T[0][c], E(1, r) * T[1][c], E(2, r) * T[2][c]) - m * p[r] * p[c];
+      Ibar(r, c) = sum_l(E(0, r) * T[c][0], E(1, r) * T[c][1], E(2, r) * T[c][2]) - m * p[r] * p[c];
     }
-    Ibar(c, c) += m * pp;
   }
+#endif
+  const double pp = p.squaredNorm();
+  for (int c = 0; c < 3; ++c) Ibar(c, c) += m * pp;
   return RigidInertia(m, m * p, Ibar);
 }
 
