@@ -250,9 +250,14 @@ struct Planar : DenseSubspace<3> {
 struct FreeFlyer {
   static constexpr int nv = 6;
   static constexpr bool has_bias = false;
-  static PLUME_INLINE void position(const Joint&, const Transform& Xtree, const double* q, Transform& Xup, double*) {
+  static PLUME_INLINE void position(const Joint& j, const Transform& Xtree, const double* q, Transform& Xup, double*) {
     const Eigen::Map<const Eigen::Quaterniond> r(q + 3);  // Eigen stores (x, y, z, w)
     const Mat3 R = r.toRotationMatrix();
+    if (j.tree_rotation_identity) {  // the products by 1 and 0 below, without them
+      Xup.E() = R.transpose();
+      Xup.r() = Xtree.r() + Eigen::Map<const Vec3>(q);
+      return;
+    }
     Xup.E().noalias() = R.transpose() * Xtree.E();
     Xup.r().noalias() = Xtree.r() + Xtree.E().transpose() * Eigen::Map<const Vec3>(q);
   }
