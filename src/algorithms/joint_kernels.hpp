@@ -407,6 +407,10 @@ PLUME_INLINE RigidInertia world_inertia(const Model& model, int i, const Mat3& E
   const double m = model.inertia(i).mass();
   const Mat3& Ic = model.body_inertia_about_com(i);
   const Vec3& com = model.body_com(i);
+  // Inertias given in principal axes (most URDF links): Ic E scales the rows
+  // of E (the products by zero only add zeros).
+  const bool diagonal = Ic(1, 0) == 0.0 && Ic(2, 0) == 0.0 && Ic(2, 1) == 0.0 && Ic(0, 1) == 0.0 &&
+                        Ic(0, 2) == 0.0 && Ic(1, 2) == 0.0;
   Vec3 p;
   Mat3 Ibar;
 #if defined(__SSE2__)
@@ -426,11 +430,19 @@ PLUME_INLINE RigidInertia world_inertia(const Model& model, int i, const Mat3& E
   const __m128d mp01 = _mm_mul_pd(_mm_set1_pd(m), p01);
   double* ib = Ibar.data();
   double T[3][3];  // T = Ic E, T[c] its column c
-  for (int c = 0; c < 3; ++c) {
-    const double* ec = e + 3 * c;
-    _mm_storeu_pd(T[c], _mm_add_pd(_mm_add_pd(_mm_mul_pd(I0, _mm_set1_pd(ec[0])), _mm_mul_pd(I1, _mm_set1_pd(ec[1]))),
-                                   _mm_mul_pd(I2, _mm_set1_pd(ec[2]))));
-    T[c][2] = sum_r(ic[2] * ec[0], ic[5] * ec[1], ic[8] * ec[2]);
+  if (diagonal) {
+    const __m128d d01 = _mm_unpacklo_pd(I0, _mm_unpackhi_pd(I1, I1));  // (Ic00, Ic11)
+    for (int c = 0; c < 3; ++c) {
+      _mm_storeu_pd(T[c], _mm_mul_pd(d01, _mm_loadu_pd(e + 3 * c)));
+      T[c][2] = ic[8] * e[2 + 3 * c];
+    }
+  } else {
+    for (int c = 0; c < 3; ++c) {
+      const double* ec = e + 3 * c;
+      _mm_storeu_pd(T[c], _mm_add_pd(_mm_add_pd(_mm_mul_pd(I0, _mm_set1_pd(ec[0])), _mm_mul_pd(I1, _mm_set1_pd(ec[1]))),
+                                     _mm_mul_pd(I2, _mm_set1_pd(ec[2]))));
+      T[c][2] = sum_r(ic[2] * ec[0], ic[5] * ec[1], ic[8] * ec[2]);
+    }
   }
   for (int c = 0; c < 3; ++c) {
     const __m128d x = _mm_add_pd(_mm_add_pd(_mm_mul_pd(R0, _mm_set1_pd(T[c][0])), _mm_mul_pd(R1, _mm_set1_pd(T[c][1]))),
@@ -442,9 +454,13 @@ PLUME_INLINE RigidInertia world_inertia(const Model& model, int i, const Mat3& E
   for (int r = 0; r < 3; ++r) p[r] = rel[r] + sum_l(E(0, r) * com[0], E(1, r) * com[1], E(2, r) * com[2]);
   double T[3][3];  // T = Ic E, T[c] its column c
   for (int c = 0; c < 3; ++c) {
-    T[c][0] = sum_l(Ic(0, 0) * E(0, c), Ic(0, 1) * E(1, c), Ic(0, 2) * E(2, c));
-    T[c][1] = sum_l(Ic(1, 0) * E(0, c), Ic(1, 1) * E(1, c), Ic(1, 2) * E(2, c));
-    T[c][2] = sum_r(Ic(2, 0) * E(0, c), Ic(2, 1) * E(1, c), Ic(2, 2) * E(2, c));
+    if (diagonal) {
+      for (int r = 0; r < 3; ++r) T[c][r] = Ic(r, r) * E(r, c);
+    } else {
+      T[c][0] = sum_l(Ic(0, 0) * E(0, c), Ic(0, 1) * E(1, c), Ic(0, 2) * E(2, c));
+      T[c][1] = sum_l(Ic(1, 0) * E(0, c), Ic(1, 1) * E(1, c), Ic(1, 2) * E(2, c));
+      T[c][2] = sum_r(Ic(2, 0) * E(0, c), Ic(2, 1) * E(1, c), Ic(2, 2) * E(2, c));
+    }
   }
   for (int c = 0; c < 3; ++c) {
     for (int r = 0; r < 3; ++r) {
