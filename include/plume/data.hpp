@@ -56,6 +56,7 @@ class Data {
 
   // ---- joint-space inertia: crba() ------------------------------------------------
   std::vector<RigidInertia> oIc;  ///< [nbodies] composite inertia of each subtree, world
+  Eigen::Matrix<double, 2, Eigen::Dynamic> qsc;  ///< [2×nbodies] workspace: sin and cos of revolute joint angles
   MatrixX H;                      ///< [nv×nv] joint-space inertia, both triangles
 
   // ---- forward dynamics: aba() -------------------------------------------------

@@ -27,12 +27,28 @@ namespace unchecked {
 
 PLUME_FLATTEN const MatrixX& crba(const Model& model, Data& data, const VecRef& q) {
   const int nb = model.nbodies();
+  // Sines and cosines of the axis-aligned revolute joints first, in a loop of
+  // their own: the pass below then makes no calls (a call spills every live
+  // vector register).
+  double* sc = data.qsc.data();
+  for (int i = 1; i < nb; ++i) {
+    const Joint& j = model.joint(i);
+    if (j.kind == JointKind::RevoluteX || j.kind == JointKind::RevoluteY || j.kind == JointKind::RevoluteZ) {
+      const double x = q[j.q_index];
+      sc[2 * i] = std::sin(x);
+      sc[2 * i + 1] = std::cos(x);
+    }
+  }
   for (int i = 1; i < nb; ++i) {
     const Joint& j = model.joint(i);
     detail::visit_kind(j.kind, [&](auto jk) {
       using K = decltype(jk);
       double* S = detail::S_cols(data.S, j);
-      K::position(j, model.Xtree(i), q.data() + j.q_index, data.Xup[i], S);
+      if constexpr (detail::is_revolute_aligned<K>) {
+        K::position_sc(model.Xtree(i), sc[2 * i], sc[2 * i + 1], data.Xup[i]);
+      } else {
+        K::position(j, model.Xtree(i), q.data() + j.q_index, data.Xup[i], S);
+      }
       detail::world_placement<K>(model, data, i);
       const Mat3& E = data.X0[i].E();
       K::world_subspace(E, data.orel[i], S, detail::S_cols(data.oS, j));

@@ -72,10 +72,12 @@ struct RevoluteAligned {
   static constexpr int nv = 1;
   static constexpr bool has_bias = false;
   static PLUME_INLINE void position(const Joint&, const Transform& Xtree, const double* q, Transform& Xup, double*) {
+    position_sc(Xtree, std::sin(q[0]), std::cos(q[0]), Xup);
+  }
+  /// position() from s = sin q and c = cos q.
+  static PLUME_INLINE void position_sc(const Transform& Xtree, double s, double c, Transform& Xup) {
     constexpr int i1 = (A + 1) % 3;
     constexpr int i2 = (A + 2) % 3;
-    const double s = std::sin(q[0]);
-    const double c = std::cos(q[0]);
     const Mat3& Et = Xtree.E();
     Mat3& E = Xup.E();
     for (int col = 0; col < 3; ++col) {
@@ -285,6 +287,12 @@ struct FreeFlyer {
     return Xup.apply_transpose(f);
   }
 };
+
+/// Is K one of the axis-aligned revolute kernels?
+template <class K>
+inline constexpr bool is_revolute_aligned = false;
+template <int A>
+inline constexpr bool is_revolute_aligned<RevoluteAligned<A>> = true;
 
 /// Calls f(kernel) with the kernel of `kind` (a default-constructed tag whose
 /// type carries the compile-time number of DoF). Does nothing for None.
