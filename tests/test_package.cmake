@@ -58,6 +58,7 @@ file(RENAME "${prefix}" "${moved}")
 # ---- 2. layout --------------------------------------------------------------------
 set(expected
   "${INCLUDEDIR}/plume/plume.hpp"
+  "${INCLUDEDIR}/plume/version.hpp"
   "${INCLUDEDIR}/plume/sim/simulator.hpp"
   "${LIBDIR}/cmake/plume/plumeConfig.cmake"
   "${LIBDIR}/cmake/plume/plumeConfigVersion.cmake"

@@ -12,6 +12,7 @@
 /// the individual headers instead to keep compile times down; each one is
 /// self-contained.
 
+#include "plume/version.hpp"
 #include "plume/error.hpp"
 #include "plume/spatial.hpp"
 #include "plume/joint.hpp"
