@@ -16,9 +16,6 @@ Model load_model(const std::string& path, const std::string& root) {
   return urdf::load(path, options);
 }
 
-namespace {
-// A token as quoted in a message: control characters written as \xHH, so
-// that the message stays on one line whatever the argument holds.
 std::string printable(const std::string& token) {
   static const char* digits = "0123456789abcdef";
   std::string out;
@@ -34,7 +31,6 @@ std::string printable(const std::string& token) {
   }
   return out;
 }
-}  // namespace
 
 VectorX parse_vector(const std::string& text, const std::string& flag) {
   std::vector<double> values;

@@ -14,6 +14,10 @@ namespace plume::cli {
 /// Loads MODEL.urdf with the --root option ("fixed", "free", "planar").
 Model load_model(const std::string& path, const std::string& root);
 
+/// `text` as quoted in a message: control characters written as \xHH, so
+/// that the message stays on one line whatever the argument holds.
+std::string printable(const std::string& text);
+
 /// Parses "1,2.5,-3" strictly. Throws plume::ArgumentError naming `flag`
 /// and the offending entry.
 VectorX parse_vector(const std::string& text, const std::string& flag);

@@ -1,14 +1,19 @@
 // The plume command-line program: argument parsing (CLI11) and dispatch.
+// Exit status (README.md, "Command line"): 0 success, --help and --version;
+// 1 bad input, usage errors included; 2 an unexpected error; `simulate` also
+// 3 (stopped early) and 128+N (signal N).
 #include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "cli_common.hpp"
 #include "plume/error.hpp"
+#include "plume/version.hpp"
 
 int main(int argc, char** argv) {
   using namespace plume::cli;
   CLI::App app{"plume: rigid-body dynamics, contact and simulation for robots loaded from URDF"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("plume ") + PLUME_VERSION, "Print plume's version and exit");
   const std::vector<std::string> roots{"fixed", "free", "planar"};
 
   InfoArgs info;
@@ -52,7 +57,28 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help, --help-all and --version print to stdout and exit 0.
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    // A usage error is bad input: one line like plume's other errors, status 1.
+    std::string subcommand;  // "simulate" for `plume simulate --duration abc`
+    for (const CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+      sub = sub->get_subcommands().front();
+      subcommand += (subcommand.empty() ? "" : " ") + sub->get_name();
+    }
+    std::string what = e.what();
+    if (subcommand.empty()) {
+      // CLI11 says "A subcommand is required" for `plume`, `plume bogus` and `plume --bogus`.
+      std::string names;
+      for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+      }
+      what = app.remaining().empty() ? "a subcommand is required (" + names + ")"
+                                     : "unknown subcommand or option '" + app.remaining().front() + "' (expected " +
+                                           names + ")";
+    }
+    std::cerr << "plume: error: " << (subcommand.empty() ? "" : subcommand + ": ") << printable(what) << "; see 'plume "
+              << (subcommand.empty() ? "" : subcommand + " ") << "--help'\n";
+    return 1;
   }
   try {
     if (app.got_subcommand(info_cmd)) return run_info(info);

@@ -3,14 +3,17 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "plume/algorithms/aba.hpp"
 #include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/rnea.hpp"
+#include "plume/version.hpp"
 #include "test_utils.hpp"
 
 using namespace plume;
@@ -137,4 +140,50 @@ TEST(Cli, BenchReportsEveryAlgorithm) {
     ASSERT_TRUE(j.contains(key)) << key;
     EXPECT_GT(j[key].get<double>(), 0.0) << key;
   }
+}
+
+// Usage errors are bad input like any other (README.md, "Command line"):
+// status 1, not CLI11's own codes (105, 106, …), and one line in plume's
+// format naming the problem and the subcommand whose --help explains it.
+TEST(Cli, UsageErrorsExitOneWithOneLine) {
+  const std::string arm = model("arm7.urdf");
+  struct Case {
+    std::string args;
+    std::vector<std::string> words;
+  };
+  const std::vector<Case> cases = {
+      {"", {"a subcommand is required", "simulate", "see 'plume --help'"}},
+      {"simulate", {"simulate: world is required", "see 'plume simulate --help'"}},
+      {"simulate world.xml --duration abc", {"simulate: ", "--duration", "abc"}},
+      {"bench " + arm + " --calls 10", {"bench: ", "--calls", "10 not in range 1000"}},
+      {"info " + arm + " --root sideways", {"info: ", "--root", "sideways"}},
+      {"info", {"info: model is required"}},
+      {"dynamics " + arm, {"dynamics: --q is required"}},
+      {"info " + arm + " extra", {"extra"}},
+      {"bogus", {"unknown subcommand or option 'bogus'", "info, dynamics, bench, simulate"}},
+      {"--bogus", {"'--bogus'"}},
+      {"dynamics " + arm + " --q 0,0,0,0,0,0,0 --tau 1 --ddq 1", {"dynamics: ", "--tau", "--ddq"}},
+  };
+  for (const Case& c : cases) {
+    const CliRun r = run(c.args);
+    EXPECT_EQ(r.status, 1) << "plume " << c.args << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind("plume: error: ", 0), 0u) << "plume " << c.args << "\n" << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << "plume " << c.args << "\n" << r.out;
+    for (const std::string& w : c.words) EXPECT_NE(r.out.find(w), std::string::npos) << "plume " << c.args << "\n" << r.out;
+  }
+  // Help is not an error.
+  for (const char* help : {"--help", "simulate --help", "-h"}) {
+    const CliRun r = run(help);
+    EXPECT_EQ(r.status, 0) << help << "\n" << r.out;
+    EXPECT_NE(r.out.find("Usage:"), std::string::npos) << help << "\n" << r.out;
+  }
+}
+
+TEST(Cli, VersionPrintsThePackageVersion) {
+  const std::string version = std::to_string(PLUME_VERSION_MAJOR) + "." + std::to_string(PLUME_VERSION_MINOR) + "." +
+                              std::to_string(PLUME_VERSION_PATCH);
+  EXPECT_EQ(version, PLUME_VERSION);
+  const CliRun r = run("--version");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out, std::string("plume ") + PLUME_VERSION + "\n");
 }
