@@ -443,7 +443,8 @@ TEST(BadInput, WorldReferencingAMissingModel) {
   const std::string world = s.write("world.xml", ball_world("duration=\"0.2\"", "", "robots/ghost.urdf"));
   const std::string missing = (s.dir() / "robots/ghost.urdf").string();
   const std::string line = expect_one_line(run_cli(s, {"simulate", world, "--out", (s.dir() / "out").string()}), 1,
-                                           {world + ":3: <model>", "model 'ball'", missing, "cannot open"});
+                                           {world + ":3: <model>", "model 'ball'",
+                                            "cannot load 'robots/ghost.urdf' (resolved to " + missing + ")", "cannot open"});
   expect_same_message(line, api_error<WorldError>([&] { load_world(world); }));
   EXPECT_FALSE(fs::exists(s.dir() / "out" / "summary.json")) << "nothing is written for a world that does not load";
 }

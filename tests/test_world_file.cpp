@@ -445,6 +445,37 @@ TEST(WorldFileErrors, MissingUrdfNamesWorldFileModelLineAndPath) {
   }
 }
 
+// A relative urdf is resolved against the world file's directory, which is not
+// the working directory: the message gives the urdf attribute as written and
+// the absolute path that was looked for.
+TEST(WorldFileErrors, MissingUrdfNamesTheResolvedPath) {
+  TempDir dir;
+  const std::string world =
+      dir.write("worlds/w.xml", "<world>\n<model name=\"robot\" urdf=\"../robots/ghost.urdf\"/>\n</world>\n");
+  const std::string relative_world = fs::relative(world, fs::current_path()).string();  // as a user would type it
+  ASSERT_FALSE(fs::path(relative_world).is_absolute());
+  const std::string resolved = (fs::canonical(dir.path) / "robots" / "ghost.urdf").string();
+  try {
+    load_world(relative_world);
+    FAIL() << "no error";
+  } catch (const WorldError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg, relative_world + ":2: <model>: model 'robot': cannot load '../robots/ghost.urdf' (resolved to " +
+                       resolved + "): cannot open the file (missing or unreadable)");
+  }
+  // An absolute urdf needs no resolving.
+  const std::string absolute =
+      dir.write("abs.xml", "<world>\n<model name=\"robot\" urdf=\"" + resolved + "\"/>\n</world>\n");
+  try {
+    load_world(absolute);
+    FAIL() << "no error";
+  } catch (const WorldError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("cannot load '" + resolved + "': "), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("resolved to"), std::string::npos) << msg;
+  }
+}
+
 TEST(WorldFileErrors, StateVectors) {
   expect_error(ball_world("", "\n<state q=\"0 0 1\"/>"), 3, "state", {"q has 3 entries, expected 7", "nq", "'ball'"});
   expect_error(ball_world("", "\n<state v=\"0 0 1 0 0 0 0\"/>"), 3, "state", {"v has 7 entries, expected 6", "nv"});
@@ -514,7 +545,12 @@ TEST(WorldFileErrors, ModelsAndRoots) {
     load_world_string("<world>\n<model name=\"r\" urdf=\"bad.urdf\"/></world>", "test.xml", dir.path.string());
     FAIL();
   } catch (const WorldError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("test.xml:2: <model>: model 'r': cannot load", 0), 0u) << e.what();
+    // The loader's "PATH:LINE: …" names the resolved path too.
+    const std::string bad = (dir.path / "bad.urdf").string();
+    EXPECT_EQ(std::string(e.what()).rfind(
+                  "test.xml:2: <model>: model 'r': cannot load 'bad.urdf' (resolved to " + bad + "): " + bad + ":", 0),
+              0u)
+        << e.what();
     EXPECT_NE(std::string(e.what()).find("mass"), std::string::npos) << e.what();
   }
 }

@@ -484,7 +484,21 @@ class WorldReader {
     try {
       entry.model = urdf::load(entry.path, options);
     } catch (const Error& err) {
-      fail(m, "model '" + entry.name + "': cannot load '" + entry.path + "': " + err.what());
+      // A relative urdf is relative to the world file's directory, not to the
+      // working directory: the message gives the attribute as written and the
+      // absolute path looked for, and the loader's message names that path too.
+      std::error_code ec;
+      fs::path absolute = fs::absolute(entry.path, ec).lexically_normal();
+      if (ec) absolute = entry.path;
+      const std::string resolved =
+          absolute.string() == urdf_attr ? std::string() : " (resolved to " + absolute.string() + ")";
+      std::string why = err.what();
+      if (why.rfind(entry.path + ": ", 0) == 0) {
+        why.erase(0, entry.path.size() + 2);  // "PATH: cannot open the file": the file is named already
+      } else if (why.rfind(entry.path + ":", 0) == 0) {
+        why.replace(0, entry.path.size(), absolute.string());  // "PATH:LINE: …"
+      }
+      fail(m, "model '" + entry.name + "': cannot load '" + urdf_attr + "'" + resolved + ": " + why);
     }
     return entry;
   }
