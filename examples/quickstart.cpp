@@ -1,8 +1,8 @@
 #include <plume/plume.hpp>
 #include <iostream>
 
-int main(int argc, char** argv) {
-  const std::string models = argc > 1 ? argv[1] : "models";
+int main(int argc, char** argv) try {
+  const std::string models = argc > 1 ? argv[1] : "models";        // models directory
   plume::urdf::LoadOptions options;
   options.root = plume::urdf::RootJoint::FreeFlyer;                // floating base
   const plume::Model model = plume::urdf::load(models + "/quadruped.urdf", options);
@@ -25,4 +25,7 @@ int main(int argc, char** argv) {
   }, 1e-3);
   const plume::SimulationResult result = sim.run();
   std::cout << result.message << ", trunk at z = " << sim.q()(2) << " m, |v| = " << sim.v().norm() << '\n';
+} catch (const plume::Error& e) {                                  // bad input, e.g. a missing file
+  std::cerr << "error: " << e.what() << '\n';
+  return 1;
 }
