@@ -93,6 +93,7 @@ TEST(Allocation, NoneInTheDynamicsAlgorithms) {
       unchecked::rnea(m, d, q, v, a);
       unchecked::bias_forces(m, d, q, v);
       unchecked::crba(m, d, q);
+      unchecked::bias_forces_after_crba(m, d, v);
       unchecked::aba(m, d, q, v, a);
       unchecked::ltdl(m, d);
       unchecked::frame_jacobian(m, d, q, frame);

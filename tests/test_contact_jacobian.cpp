@@ -15,7 +15,9 @@
 #include <cstdio>
 #include <map>
 
+#include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/jacobians.hpp"
+#include "plume/algorithms/rnea.hpp"
 #include "plume/contact/contact_jacobian.hpp"
 #include "plume/contact/detection.hpp"
 #include "test_utils.hpp"
@@ -574,6 +576,62 @@ TEST(ContactKinematics, TangentsAreOrthonormalAndSmooth) {
   EXPECT_THROW(contact_jacobian(m, d, cs, T2, Tdv), ArgumentError);
 }
 
+TEST(ContactKinematics, OnePassJacobiansMatchTheSeparateOnes) {
+  // contact_jacobians() against contact_jacobian() + tangent_jacobian(2):
+  // after forward_kinematics(q, v, 0), and after crba + bias_forces (whose
+  // accelerations carry the base's −g), on random trees with every joint
+  // kind, self-collision, a tilted ground and joint limits.
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    SCOPED_TRACE(seed);
+    const Model tree = random_tree(seed, 6);
+    ModelBuilder b("one_pass_" + std::to_string(seed));
+    const std::vector<int> index = b.append_model(tree, 0, Transform::Identity(), "");
+    std::mt19937_64 g(seed);
+    const Geometry kinds[] = {Sphere{0.1}, Box{Vec3(0.2, 0.15, 0.1)}, Capsule{0.05, 0.3}, Cylinder{0.08, 0.2}};
+    for (int body = 1; body < tree.nbodies(); ++body) {
+      b.add_collision(CollisionShape{"shape" + std::to_string(body), tree.body_name(body), index[body],
+                                     random_placement(g, 0.2), kinds[body % 4], {}});
+    }
+    const Model m = b.build();
+    DetectionOptions opt;
+    opt.margin = 100.0;
+    opt.self_collision = true;
+    const ContactDetector det(m, {tilted_ground()}, opt);
+    Data d(m);
+    const VectorX q = random_configuration(m, seed);
+    const VectorX v = random_vector(g, m.nv(), 1.0);
+    std::vector<Contact> cs;
+    forward_kinematics(m, d, q, v, VectorX::Zero(m.nv()));
+    det.detect(m, d, cs);
+    detect_joint_limits(m, q, 100.0, cs);
+    const Eigen::Index nc = static_cast<Eigen::Index>(cs.size());
+    ASSERT_GT(nc, 2);
+    MatrixX T(m.nv(), nc), D(m.nv(), 2 * nc), T1(m.nv(), nc), D1(m.nv(), 2 * nc);
+    VectorX Tdv(nc), Ddv(2 * nc), Tdv1(nc), Ddv1(2 * nc);
+    contact_jacobian(m, d, cs, T, Tdv);
+    tangent_jacobian(m, d, cs, 2, D, Ddv);
+    contact_jacobians(m, d, cs, T1, Tdv1, D1, Ddv1);
+    const double scale = 1.0 + T.cwiseAbs().maxCoeff() + D.cwiseAbs().maxCoeff();
+    const double rate_scale = 1.0 + Tdv.cwiseAbs().maxCoeff() + Ddv.cwiseAbs().maxCoeff();
+    EXPECT_LT((T1 - T).cwiseAbs().maxCoeff(), 1e-13 * scale);
+    EXPECT_LT((D1 - D).cwiseAbs().maxCoeff(), 1e-13 * scale);
+    EXPECT_LT((Tdv1 - Tdv).cwiseAbs().maxCoeff(), 1e-12 * rate_scale);
+    EXPECT_LT((Ddv1 - Ddv).cwiseAbs().maxCoeff(), 1e-12 * rate_scale);
+    // The simulator's order: CRBA (placements), bias forces (v and a with −g).
+    Data d2(m);
+    crba(m, d2, q);
+    bias_forces(m, d2, q, v);
+    contact_jacobians(m, d2, cs, T1, Tdv1, D1, Ddv1, true);
+    EXPECT_LT((T1 - T).cwiseAbs().maxCoeff(), 1e-13 * scale);
+    EXPECT_LT((D1 - D).cwiseAbs().maxCoeff(), 1e-13 * scale);
+    EXPECT_LT((Tdv1 - Tdv).cwiseAbs().maxCoeff(), 1e-11 * rate_scale);
+    EXPECT_LT((Ddv1 - Ddv).cwiseAbs().maxCoeff(), 1e-11 * rate_scale);
+    // Without removing −g the rates are off by the gravity term: the flag matters.
+    contact_jacobians(m, d2, cs, T1, Tdv1, D1, Ddv1, false);
+    EXPECT_GT((Tdv1 - Tdv).cwiseAbs().maxCoeff(), 1e-3);
+  }
+}
+
 TEST(ContactKinematics, NoAllocationOnceOutputsAreSized) {
   std::mt19937_64 g(21);
   const Model m = free_bodies({{{"block", Box{Vec3(0.5, 0.4, 0.3)}}, {"pill", Capsule{0.1, 0.5}, random_placement(g, 0.2)}},
@@ -600,6 +658,7 @@ TEST(ContactKinematics, NoAllocationOnceOutputsAreSized) {
     det.detect(m, d, cs);
     contact_jacobian(m, d, cs, T, Tdv);
     tangent_jacobian(m, d, cs, 4, D, Ddv);
+    contact_jacobians(m, d, cs, T, Tdv, D.leftCols(2 * nc), Ddv.head(2 * nc));
     contact_tangents(cs, 4, dirs);
     for (Contact& c : cs) refresh_contact(m, d, c);
     const ContactKinematics k = contact_kinematics(m, d, cs[0]);

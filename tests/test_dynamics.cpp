@@ -94,6 +94,22 @@ TEST(Aba, AgreesWithCrbaAndBiasForces) {
   }
 }
 
+TEST(BiasForces, AfterCrbaEqualsTheStandalonePass) {
+  // The variant that reuses CRBA's joint transforms gives the same C (every
+  // model, random states with every joint kind), and H is left untouched.
+  for (const Model& m : test_models()) {
+    SCOPED_TRACE(m.name());
+    Data d(m);
+    for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+      const State s = random_state(m, seed);
+      const VectorX C = bias_forces(m, d, s.q, s.v);
+      const MatrixX H = crba(m, d, s.q);
+      EXPECT_LT(rel_err(unchecked::bias_forces_after_crba(m, d, s.v), C), 1e-14);
+      EXPECT_EQ(d.H, H);
+    }
+  }
+}
+
 TEST(Ltdl, FactorReconstructsHAndSolvesLikeDenseCholesky) {
   for (const Model& m : test_models()) {
     SCOPED_TRACE(m.name());
@@ -134,6 +150,19 @@ TEST(Ltdl, FactorReconstructsHAndSolvesLikeDenseCholesky) {
     MatrixX Y = T;
     ltdl_solve_Lt(m, d, Y);
     EXPECT_TRUE((Y.transpose() * D.cwiseInverse().asDiagonal() * Y).isApprox(M, 1e-10));
+    // The row form on contact-like right-hand sides: rows zero outside a
+    // support chain and leading/trailing zero rows in some columns (the
+    // solve skips them), as a dense triangular solve with the same L.
+    MatrixX Kt = MatrixX::Zero(6, n);
+    for (int r = 0; r < 6; ++r) {
+      for (int k = (r * 7) % n; k >= 0; k = m.dof_parent(k)) Kt(r, k) = 1.0 + 0.1 * r + 0.01 * k;
+    }
+    Kt.row(0).setZero();
+    MatrixX rows_solved = Kt;
+    ltdl_solve_Lt_rows(m, d, rows_solved);
+    const MatrixX dense = L.transpose().triangularView<Eigen::Upper>().solve(MatrixX(Kt.transpose()));
+    EXPECT_TRUE(rows_solved.transpose().isApprox(dense, 1e-12)) << rows_solved.transpose() - dense;
+    EXPECT_TRUE(rows_solved.row(0).isZero(0.0));
   }
 }
 

@@ -116,12 +116,27 @@ void ltdl_solve_Lt(const Model& model, const Data& data, Eigen::Ref<MatrixX> X) 
 }
 
 void ltdl_solve_Lt_rows(const Model& model, const Data& data, Eigen::Ref<MatrixX> Xt) {
+  // Column i of Xt is final once every descendant of dof i is eliminated;
+  // only its rows from the first to the last nonzero scatter into the
+  // ancestors. Contact rows are nonzero on their own support chains, so a
+  // leg dof touches only the rows of that leg's contacts.
   const RowMatrixX& A = data.LD;
+  const Eigen::Index rows = Xt.rows(), stride = Xt.outerStride();
+  double* X = Xt.data();
   for (int i = model.nv() - 1; i >= 0; --i) {
-    const auto xi = Xt.col(i);
+    const double* xi = X + i * stride;
+    Eigen::Index lo = 0, hi = rows;
+    while (lo < hi && xi[lo] == 0.0) ++lo;
+    while (hi > lo && xi[hi - 1] == 0.0) --hi;
+    if (lo == hi) continue;
+    const double* Ai = A.data() + static_cast<Eigen::Index>(i) * A.cols();
     for (int e = model.dof_parent(i); e >= 0;) {
       const int s = model.dof_run_start(e);
-      for (int j = s; j <= e; ++j) Xt.col(j) -= A(i, j) * xi;
+      for (int j = s; j <= e; ++j) {
+        const double a = Ai[j];
+        double* xj = X + j * stride;
+        for (Eigen::Index r = lo; r < hi; ++r) xj[r] -= a * xi[r];
+      }
       e = model.dof_parent(s);
     }
   }

@@ -13,7 +13,7 @@ enum class Terms { All, NoAcceleration, GravityOnly };
 // Forward pass: v_i = X v_λ + S q̇, a_i = X a_λ + S q̈ + cJ + v_i × S q̇ (with
 // a_0 = −g) and f_i = I a_i + v_i ×* I v_i; backward pass: τ_i = Sᵀ f_i,
 // f_λ += Xᵀ f_i. `fext` (world coordinates) may be null.
-template <Terms terms>
+template <Terms terms, bool placements_known = false>
 PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, const double* v, const double* a,
                                const std::vector<Force>* fext, double* tau) {
   const int nb = model.nbodies();
@@ -26,7 +26,7 @@ PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, 
     detail::visit_kind(j.kind, [&](auto jk) {
       using K = decltype(jk);
       double* S = detail::S_cols(data.S, j);
-      K::position(j, model.Xtree(i), q + j.q_index, data.Xup[i], S);
+      if constexpr (!placements_known) K::position(j, model.Xtree(i), q + j.q_index, data.Xup[i], S);
       const Transform& X = data.Xup[i];
       if constexpr (terms == Terms::GravityOnly) {
         data.a[i] = K::up(j, X, data.a[p]);
@@ -75,6 +75,11 @@ const VectorX& rnea(const Model& model, Data& data, const VecRef& q, const VecRe
 
 const VectorX& bias_forces(const Model& model, Data& data, const VecRef& q, const VecRef& v) {
   rnea_passes<Terms::NoAcceleration>(model, data, q.data(), v.data(), nullptr, nullptr, data.C.data());
+  return data.C;
+}
+
+const VectorX& bias_forces_after_crba(const Model& model, Data& data, const VecRef& v) {
+  rnea_passes<Terms::NoAcceleration, true>(model, data, nullptr, v.data(), nullptr, nullptr, data.C.data());
   return data.C;
 }
 

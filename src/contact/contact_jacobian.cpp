@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "../algorithms/joint_kernels.hpp"
 #include "features.hpp"
 #include "plume/error.hpp"
 
@@ -25,7 +26,10 @@ struct BodyMotion {
   Vec3 acceleration(const Vec3& p) const { return a0 + alpha.cross(p) + w.cross(velocity(p)); }
 };
 
-BodyMotion body_motion(const Data& data, int body) {
+// `a_base` is the world-frame acceleration data.a carries on top of the
+// velocity products: zero after forward_kinematics(q, v, 0), (0, −g) after
+// the bias pass of RNEA (which starts from a base accelerating against g).
+BodyMotion body_motion(const Data& data, int body, const Vec3& a_base = Vec3::Zero()) {
   BodyMotion m;
   if (body == 0) return m;
   const Transform& X = data.X0[body];
@@ -34,7 +38,7 @@ BodyMotion body_motion(const Data& data, int body) {
   m.w = V.angular();
   m.v0 = V.linear();
   m.alpha = A.angular();
-  m.a0 = A.linear();
+  m.a0 = A.linear() - a_base;
   return m;
 }
 
@@ -44,9 +48,9 @@ struct ContactState {
   BodyMotion ma, mb;
 };
 
-void evaluate(const Data& data, const Contact& c, ContactState& s) {
-  s.ma = body_motion(data, c.body_a);
-  s.mb = body_motion(data, c.body_b);
+void evaluate(const Data& data, const Contact& c, ContactState& s, const Vec3& a_base = Vec3::Zero()) {
+  s.ma = body_motion(data, c.body_a, a_base);
+  s.mb = body_motion(data, c.body_b, a_base);
   const detail::WorldFeatures f = detail::world_features(data, c);
   const bool flip = c.local.first_on_b;
   const BodyMotion& m1 = flip ? s.mb : s.ma;
@@ -93,6 +97,32 @@ void add_point_force(const Model& model, const Data& data, int body, const Vec3&
     const Joint& j = model.joint(i);
     const Vec6 f = data.X0[i].apply(f_world).vector();  // body-i coordinates
     for (int k = 0; k < j.nv; ++k) column(j.v_index + k) += sign * data.S.col(j.v_index + k).dot(f);
+  }
+}
+
+// The same for three directions at once (normal and two tangents): per joint
+// of the support chain the point and the directions go to body coordinates
+// once, and each joint kind applies its own Sᵀ (one coefficient for an
+// axis-aligned revolute joint). cols[c] is the column of direction c.
+template <class Column>
+void add_point_forces3(const Model& model, const Data& data, int body, const Vec3& p, const Vec3 (&d)[3],
+                       double sign, Column* cols) {
+  for (int i = body; i > 0; i = model.parent(i)) {
+    const Joint& j = model.joint(i);
+    const Transform& X = data.X0[i];
+    const Vec3 pi = X.E() * (p - X.r());
+    const double* S = data.S.data() + 6 * static_cast<Eigen::Index>(j.v_index);
+    detail::visit_kind(j.kind, [&](auto jk) {
+      using K = decltype(jk);
+      for (int c = 0; c < 3; ++c) {
+        Vec6 f;
+        f.tail<3>() = X.E() * d[c];
+        f.head<3>() = pi.cross(f.tail<3>());
+        double out[6];
+        K::St_mul(S, f, out);
+        for (int k = 0; k < K::nv; ++k) cols[c](j.v_index + k) += sign * out[k];
+      }
+    });
   }
 }
 
@@ -253,6 +283,48 @@ void tangent_jacobian(const Model& model, const Data& data, const std::vector<Co
       add_point_force(model, data, c.body_a, k.point_a, d, -1.0, column);
       Ddot_v[col] = direction_rate(s, d, d_rate);
     }
+  }
+}
+
+void contact_jacobians(const Model& model, const Data& data, const std::vector<Contact>& contacts,
+                       Eigen::Ref<MatrixX> T, Eigen::Ref<VectorX> Tdot_v, Eigen::Ref<MatrixX> D,
+                       Eigen::Ref<VectorX> Ddot_v, bool after_bias_forces) {
+  check_data(model, data);
+  const Eigen::Index nc = static_cast<Eigen::Index>(contacts.size());
+  check_size(T.rows(), T.cols(), model.nv(), nc, "T");
+  check_size(Tdot_v.size(), 1, nc, 1, "Tdot_v");
+  check_size(D.rows(), D.cols(), model.nv(), 2 * nc, "D");
+  check_size(Ddot_v.size(), 1, 2 * nc, 1, "Ddot_v");
+  check_contacts(model, contacts);
+  const Vec3 a_base = after_bias_forces ? Vec3(-model.gravity()) : Vec3::Zero();
+  T.setZero();
+  D.setZero();
+  using Column = decltype(T.col(0));
+  for (Eigen::Index i = 0; i < nc; ++i) {
+    const Contact& c = contacts[i];
+    if (c.kind == ContactKind::JointLimit) {
+      T(c.dof, i) = c.normal.x();  // ±e_dof
+      Tdot_v[i] = 0.0;
+      Ddot_v.segment<2>(2 * i).setZero();
+      continue;
+    }
+    ContactState s;
+    evaluate(data, c, s, a_base);
+    const ContactKinematics& k = s.k;
+    Vec3 d[3], d_rate[3];
+    d[0] = k.normal;
+    d_rate[0] = k.normal_rate;
+    tangent_basis(k.normal, k.normal_rate, d[1], d[2], d_rate[1], d_rate[2]);
+    Column cols[3] = {T.col(i), D.col(2 * i), D.col(2 * i + 1)};
+    add_point_forces3(model, data, c.body_b, k.point_b, d, 1.0, cols);
+    add_point_forces3(model, data, c.body_a, k.point_a, d, -1.0, cols);
+    // direction_rate() for the three directions, sharing the accelerations.
+    const Vec3 du = k.velocity_b - k.velocity_a;
+    const Vec3 acc = s.mb.acceleration(k.point_b) - s.ma.acceleration(k.point_a) +
+                     s.mb.w.cross(k.point_b_rate - k.velocity_b) - s.ma.w.cross(k.point_a_rate - k.velocity_a);
+    Tdot_v[i] = d_rate[0].dot(du) + d[0].dot(acc);
+    Ddot_v[2 * i] = d_rate[1].dot(du) + d[1].dot(acc);
+    Ddot_v[2 * i + 1] = d_rate[2].dot(du) + d[2].dot(acc);
   }
 }
 

@@ -286,27 +286,26 @@ struct EventDrivenCore {
       memo.rows = 0;
       return;
     }
-    unchecked::forward_kinematics(m, data, qn, vv, zero_nv);
+    // CRBA leaves the placements data.X0 the contacts need; the bias pass
+    // of RNEA the velocities and accelerations (its base acceleration −g is
+    // taken out by contact_jacobians): no separate kinematics pass.
     unchecked::crba(m, data, qn);
     unchecked::ltdl(m, data);
-    bool friction = false;
     for (std::size_t k = 0; k < current.size(); ++k) {
       if (!current[k].active) continue;
       Contact c = current[k].contact;
       refresh_contact(m, data, c);
       act.push_back(c);
       act_track.push_back(static_cast<int>(k));
-      friction |= current[k].mu > 0.0;
     }
     const int na = static_cast<int>(act.size());
+    // a0 = H⁻¹(τ + τ_passive − C).
+    a0 = applied_tau(vv) - unchecked::bias_forces_after_crba(m, data, vv);
+    ltdl_solve(m, data, a0);
     if (na > 0) {
       ensure(na);
-      contact_jacobian(m, data, act, T.leftCols(na), Tdv.head(na));
-      if (friction) tangent_jacobian(m, data, act, 2, D.leftCols(2 * na), Ddv.head(2 * na));
+      contact_jacobians(m, data, act, T.leftCols(na), Tdv.head(na), D.leftCols(2 * na), Ddv.head(2 * na), true);
     }
-    // a0 = H⁻¹(τ + τ_passive − C); the bias pass overwrites the q̈ = 0 kinematics.
-    a0 = applied_tau(vv) - unchecked::bias_forces(m, data, qn, vv);
-    ltdl_solve(m, data, a0);
     // Rows: K (constraint directions), G (force directions), b (velocity products).
     int rows = 0;
     sliding = false;
@@ -349,15 +348,21 @@ struct EventDrivenCore {
       for (int r = 0; r < rows; ++r) Gt.row(r) = G.col(r).transpose();
       ltdl_solve_Lt_rows(m, data, Gt);
     }
-    // A = Σ_dofs (column of Ks)(column of Gt)ᵀ: rank-one updates over
-    // contiguous columns.
+    // A = Σ_dofs (column of Ks)(column of Gt)ᵀ: rank-one updates over the
+    // rows where the column is nonzero (a leg dof: that leg's contacts only).
     Ar.setZero();
     for (int d = 0; d < m.nv(); ++d) {
-      const auto u = Ks.col(d);
-      const auto w = Gt.col(d);
+      const double* u = Ks.col(d).data();
+      const double* w = Gt.col(d).data();
+      int lo = 0, hi = rows;
+      while (lo < hi && u[lo] == 0.0) ++lo;
+      while (hi > lo && u[hi - 1] == 0.0) --hi;
+      if (lo == hi) continue;
       for (int j = 0; j < rows; ++j) {
-        const double wj = w(j);
-        if (wj != 0.0) Ar.col(j) += wj * u;
+        const double wj = w[j];
+        if (wj == 0.0) continue;
+        double* a = Ar.col(j).data();
+        for (int r = lo; r < hi; ++r) a[r] += wj * u[r];
       }
     }
     // Dependent constraints (four corners of a flat face) leave A singular:

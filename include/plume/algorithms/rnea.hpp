@@ -33,6 +33,13 @@ const VectorX& rnea(const Model& model, Data& data, const VecRef& q, const VecRe
                     const std::vector<Force>& fext);
 const VectorX& bias_forces(const Model& model, Data& data, const VecRef& q, const VecRef& v);
 const VectorX& gravity_torques(const Model& model, Data& data, const VecRef& q);
+/// C(q, q̇) right after crba(model, data, q) at the same q: reuses the joint
+/// transforms data.Xup and subspaces data.S that CRBA left, so the joint
+/// angles' sines and cosines are not computed twice (a controller or a
+/// simulator that needs H and C at every tick). The same C as
+/// bias_forces(q, v) up to rounding. Writes data.C, data.v, data.a, data.f.
+/// @pre crba(model, data, q) was the last call that wrote data.Xup.
+const VectorX& bias_forces_after_crba(const Model& model, Data& data, const VecRef& v);
 }  // namespace unchecked
 
 }  // namespace plume

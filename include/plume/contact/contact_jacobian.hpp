@@ -83,4 +83,18 @@ void contact_tangents(const std::vector<Contact>& contacts, int directions, Eige
 void tangent_jacobian(const Model& model, const Data& data, const std::vector<Contact>& contacts, int directions,
                       Eigen::Ref<MatrixX> D, Eigen::Ref<VectorX> Ddot_v);
 
+/// contact_jacobian() and tangent_jacobian() with two directions in one pass:
+/// each contact's kinematics is evaluated once and its three columns
+/// (n, t1, t2) are accumulated together along the support chains. T is
+/// nv × nc, Tdot_v nc, D nv × 2nc, Ddot_v 2nc; the same values as the two
+/// calls up to rounding. This is the form the simulators use.
+/// @pre forward_kinematics(model, data, q, v, VectorX::Zero(nv)); or, with
+/// `after_bias_forces`, crba(model, data, q) (placements) followed by
+/// bias_forces(model, data, q, v), whose accelerations include the base's
+/// −g: it is taken out here, which saves a kinematics pass per evaluation.
+/// @throws ArgumentError on wrong output sizes.
+void contact_jacobians(const Model& model, const Data& data, const std::vector<Contact>& contacts,
+                       Eigen::Ref<MatrixX> T, Eigen::Ref<VectorX> Tdot_v, Eigen::Ref<MatrixX> D,
+                       Eigen::Ref<VectorX> Ddot_v, bool after_bias_forces = false);
+
 }  // namespace plume
