@@ -72,6 +72,19 @@ Transform random_placement(std::mt19937_64& g, double offset) {
 }
 
 // Worst relative errors over every checked contact, and what was covered.
+// A random 6-body tree (every joint kind) with one shape per body, cycling
+// through `kinds`, each at a random placement on its body.
+Model shaped_tree(std::uint64_t seed, std::mt19937_64& g, const std::vector<Geometry>& kinds) {
+  const Model tree = random_tree(seed, 6);
+  ModelBuilder b("shapes_" + std::to_string(seed));
+  const std::vector<int> index = b.append_model(tree, 0, Transform::Identity(), "");
+  for (int body = 1; body < tree.nbodies(); ++body) {
+    b.add_collision(CollisionShape{"shape" + std::to_string(body), tree.body_name(body), index[body],
+                                   random_placement(g, 0.2), kinds[body % kinds.size()], {}});
+  }
+  return b.build();
+}
+
 struct FdStats {
   double first = 0.0;    // |Δφ/2h − tᵀq̇| / max(1, |tᵀq̇|)
   double second = 0.0;   // |Δ²φ/h² − ṫᵀq̇| / max(1, |ṫᵀq̇|)
@@ -374,16 +387,9 @@ TEST(ContactKinematics, ArticulatedRobotsWithSelfCollision) {
   // step, with self-collision: T through arbitrary joints and common ancestors.
   FdStats all;
   for (std::uint64_t seed = 1; seed <= 8; ++seed) {
-    const Model tree = random_tree(seed, 6);
-    ModelBuilder b("shapes_" + std::to_string(seed));
-    const std::vector<int> index = b.append_model(tree, 0, Transform::Identity(), "");
     std::mt19937_64 g(seed);
-    const Geometry kinds[] = {Sphere{0.1}, Box{Vec3(0.2, 0.15, 0.1)}, Capsule{0.05, 0.3}, Sphere{0.0}, Cylinder{0.08, 0.2}};
-    for (int body = 1; body < tree.nbodies(); ++body) {
-      b.add_collision(CollisionShape{"shape" + std::to_string(body), tree.body_name(body), index[body],
-                                     random_placement(g, 0.2), kinds[body % 5], {}});
-    }
-    const Model m = b.build();
+    const Model m = shaped_tree(seed, g,
+                                {Sphere{0.1}, Box{Vec3(0.2, 0.15, 0.1)}, Capsule{0.05, 0.3}, Sphere{0.0}, Cylinder{0.08, 0.2}});
     DetectionOptions opt;
     opt.margin = 100.0;
     opt.self_collision = true;
@@ -583,16 +589,8 @@ TEST(ContactKinematics, OnePassJacobiansMatchTheSeparateOnes) {
   // kind, self-collision, a tilted ground and joint limits.
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
     SCOPED_TRACE(seed);
-    const Model tree = random_tree(seed, 6);
-    ModelBuilder b("one_pass_" + std::to_string(seed));
-    const std::vector<int> index = b.append_model(tree, 0, Transform::Identity(), "");
     std::mt19937_64 g(seed);
-    const Geometry kinds[] = {Sphere{0.1}, Box{Vec3(0.2, 0.15, 0.1)}, Capsule{0.05, 0.3}, Cylinder{0.08, 0.2}};
-    for (int body = 1; body < tree.nbodies(); ++body) {
-      b.add_collision(CollisionShape{"shape" + std::to_string(body), tree.body_name(body), index[body],
-                                     random_placement(g, 0.2), kinds[body % 4], {}});
-    }
-    const Model m = b.build();
+    const Model m = shaped_tree(seed, g, {Sphere{0.1}, Box{Vec3(0.2, 0.15, 0.1)}, Capsule{0.05, 0.3}, Cylinder{0.08, 0.2}});
     DetectionOptions opt;
     opt.margin = 100.0;
     opt.self_collision = true;

@@ -31,6 +31,7 @@
 #include <stdexcept>
 
 #include "peer_common.hpp"
+#include "xml_files.hpp"
 
 namespace plume::peers {
 
@@ -44,35 +45,6 @@ std::string read_file(const std::string& path) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-/// A fresh directory under the system's temporary directory, removed on destruction.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "plume_peer_mujoco_XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("cannot create a temporary directory");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const char* name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
-
-void remove_children(tinyxml2::XMLElement* parent, const char* child_name) {
-  tinyxml2::XMLElement* e = parent->FirstChildElement(child_name);
-  while (e) {
-    tinyxml2::XMLElement* next = e->NextSiblingElement(child_name);
-    parent->DeleteChild(e);
-    e = next;
-  }
 }
 
 /// The URDF as MuJoCo should read it (see the file comment).
@@ -361,7 +333,7 @@ std::unique_ptr<Peer> make_mujoco_peer(const Case& c, std::string* why) {
   const Model& pm = *c.model;
   mjModel* m = nullptr;
   try {
-    TempDir dir;
+    TempDir dir("plume_peer_mujoco");
     const std::string urdf = dir.file("model.urdf");
     std::ofstream(urdf) << urdf_for_mujoco(c.urdf_path);
     m = load_xml(urdf, why);

@@ -41,8 +41,11 @@
 #include "plume/algorithms/kinematics.hpp"
 #include "plume/sim/simulator.hpp"
 #include "plume/sim/world_file.hpp"
+#include "xml_files.hpp"
 
 using namespace plume;
+using plume::peers::remove_children;
+using plume::peers::TempDir;
 
 namespace {
 
@@ -80,33 +83,6 @@ PlumeRun run_plume(const Scenario& scenario, double duration, const std::vector<
 
 // ---- MuJoCo model from the URDF ------------------------------------------------------
 
-class TempDir {
- public:
-  TempDir() {
-    std::string name = (fs::temp_directory_path() / "plume_peer_simulation_XXXXXX").string();
-    if (!mkdtemp(name.data())) throw std::runtime_error("cannot create a temporary directory");
-    path_ = name;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  std::string file(const char* name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
-
-void delete_children(tinyxml2::XMLElement* parent, const char* name) {
-  for (tinyxml2::XMLElement* e = parent->FirstChildElement(name); e;) {
-    tinyxml2::XMLElement* next = e->NextSiblingElement(name);
-    parent->DeleteChild(e);
-    e = next;
-  }
-}
-
 /// Writes the URDF for MuJoCo's importer: no <visual>, only the sphere
 /// collisions (the feet), every link kept as a body. Returns the names of the
 /// links that keep a sphere.
@@ -117,7 +93,7 @@ std::vector<std::string> write_urdf_for_mujoco(const std::string& in, const std:
   if (!robot) throw std::runtime_error(in + " has no <robot>");
   std::vector<std::string> feet;
   for (tinyxml2::XMLElement* link = robot->FirstChildElement("link"); link; link = link->NextSiblingElement("link")) {
-    delete_children(link, "visual");
+    remove_children(link, "visual");
     bool sphere = false;
     for (tinyxml2::XMLElement* c = link->FirstChildElement("collision"); c;) {
       tinyxml2::XMLElement* next = c->NextSiblingElement("collision");
@@ -131,7 +107,7 @@ std::vector<std::string> write_urdf_for_mujoco(const std::string& in, const std:
     }
     if (sphere) feet.push_back(link->Attribute("name"));
   }
-  delete_children(robot, "mujoco");
+  remove_children(robot, "mujoco");
   tinyxml2::XMLElement* mj = doc.NewElement("mujoco");
   tinyxml2::XMLElement* compiler = mj->InsertNewChildElement("compiler");
   compiler->SetAttribute("fusestatic", "false");  // keep the foot links as bodies
@@ -208,7 +184,7 @@ class MujocoQuadruped {
     const Model& pm = world.model();
     const std::string prefix = wm.name + "/";
     {
-      TempDir dir;
+      TempDir dir("plume_peer_simulation");
       const std::string urdf = dir.file("model.urdf"), saved = dir.file("saved.xml"), edited = dir.file("quad.xml");
       *foot_links = write_urdf_for_mujoco(wm.source, urdf);
       mjModel* from_urdf = compile(urdf);
