@@ -248,24 +248,7 @@ class CompliantScheme final : public SchemeRunner {
   // the earliest time known to be at or past the crossing.
   template <class F>
   double locate(F&& f, double a, double fa, double b, double fb) const {
-    int side = 0;
-    for (int it = 0; it < 200 && b - a > opt_.event_time_tolerance; ++it) {
-      double c = (a * fb - b * fa) / (fb - fa);
-      if (!(c > a && c < b)) c = 0.5 * (a + b);
-      const double fc = f(c);
-      if (fc > 0.0) {
-        a = c;
-        fa = fc;
-        if (side == -1) fb *= 0.5;
-        side = -1;
-      } else {
-        b = c;
-        fb = fc;
-        if (side == +1) fa *= 0.5;
-        side = +1;
-      }
-    }
-    return b;
+    return locate_crossing(f, a, fa, b, fb, opt_.event_time_tolerance);
   }
 
   // The earliest crossing of f (positive → ≤ 0) on [t0, t1] given its end

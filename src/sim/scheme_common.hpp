@@ -47,6 +47,32 @@ std::string fmt(double x);
 /// Largest |‖quaternion‖ − 1| over the free-flyers of `model`.
 double quaternion_error(const Model& model, const VectorX& q);
 
+/// Illinois (modified regula falsi) on [a, b] with f(a) = fa > 0 ≥ f(b) = fb,
+/// until the bracket is at most `tolerance` wide (200 iterations at most);
+/// returns the earliest time known to be at or past the crossing. Every
+/// scheme locates its events on the dense output with it.
+template <class F>
+double locate_crossing(F&& f, double a, double fa, double b, double fb, double tolerance) {
+  int side = 0;
+  for (int it = 0; it < 200 && b - a > tolerance; ++it) {
+    double c = (a * fb - b * fa) / (fb - fa);
+    if (!(c > a && c < b)) c = 0.5 * (a + b);
+    const double fc = f(c);
+    if (fc > 0.0) {
+      a = c;
+      fa = fc;
+      if (side == -1) fb *= 0.5;
+      side = -1;
+    } else {
+      b = c;
+      fb = fc;
+      if (side == +1) fa *= 0.5;
+      side = +1;
+    }
+  }
+  return b;
+}
+
 /// Seconds since `start`.
 inline double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -590,24 +590,7 @@ struct EventDrivenCore {
 
   // Illinois (modified regula falsi) on [a, b] with f(a) > 0 ≥ f(b).
   double locate(std::size_t i, double a, double fa, double b, double fb) {
-    int side = 0;
-    for (int it = 0; it < 200 && b - a > opt.event_time_tolerance; ++it) {
-      double c = (a * fb - b * fa) / (fb - fa);
-      if (!(c > a && c < b)) c = 0.5 * (a + b);
-      const double fc = witness_at(i, c);
-      if (fc > 0.0) {
-        a = c;
-        fa = fc;
-        if (side == -1) fb *= 0.5;
-        side = -1;
-      } else {
-        b = c;
-        fb = fc;
-        if (side == +1) fa *= 0.5;
-        side = +1;
-      }
-    }
-    return b;  // the earliest time known to be at or past the crossing
+    return detail::locate_crossing([&](double t) { return witness_at(i, t); }, a, fa, b, fb, opt.event_time_tolerance);
   }
 
   // ---- recording -------------------------------------------------------------------
