@@ -528,6 +528,8 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const SimulationOp
   j["impacts"] = count(st.impacts);
   j["lcp_solves"] = count(st.lcp_solves);
   j["projections"] = count(st.projections);
+  j["fallbacks"] = count(st.fallbacks);
+  j["fallback_time"] = run.have_statistics ? number_or_null(st.fallback_time) : nlohmann::ordered_json(nullptr);
   j["max_penetration"] = run.have_statistics ? number_or_null(st.max_penetration) : nlohmann::ordered_json(nullptr);
   const bool from_recorder = !run.have_statistics && recorder;
   j["energy_start"] = number_or_null(from_recorder ? recorder->first_energy : st.energy_start);
@@ -673,6 +675,10 @@ int run_simulate(const SimulateArgs& args) {
   if (run.have_statistics) {
     std::cout << "  events: " << st.events << " (" << st.impacts << " impacts), steps: " << st.steps
               << ", LCP solves: " << st.lcp_solves << "\n";
+    if (st.fallbacks > 0) {
+      std::cout << "  velocity-level fallbacks: " << st.fallbacks << " (" << short_number(st.fallback_time)
+                << " s; the force LCP was left unsolved there, see events.csv kind fallback)\n";
+    }
   }
   std::cout << "  wall time: " << short_number(run.wall_time) << " s, real-time factor: "
             << (run.wall_time > 0.0 ? short_number(run.time / run.wall_time) + "x" : std::string("n/a")) << "\n";

@@ -5,6 +5,7 @@
 #include <Eigen/Eigenvalues>
 #include <cmath>
 
+#include "plume/algorithms/aba.hpp"
 #include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/energy.hpp"
 #include "plume/algorithms/jacobians.hpp"
@@ -492,6 +493,81 @@ TEST(ContactDynamics, DependentCornersWithFrictionAreSolved) {
   for (int i = 0; i < 8; ++i) f.segment<2>(4 * i) = s.friction_impulse.col(i);
   const VectorX jump = H * (s.v_plus - v);
   EXPECT_LT((jump - solver.T() * s.impulse - D * f).norm(), 1e-8 * jump.norm());
+}
+
+// ImpactOptions::time_step: one velocity-level (Stewart–Trinkle) step of a
+// box sliding flat on four dependent corners. Over h the ground takes out
+// exactly the weight's impulse m g h (v_z⁺ = 0) and Coulomb friction μ m g h
+// of the sliding speed (along a cone direction, so the polyhedral cone is
+// exact); a box hovering φ above the ground may close φ and no more
+// (ζ⁺ = −φ/h on every corner); a compliance c leaves ζ⁺ = ζ⁻ c/(1 + c).
+TEST(ContactDynamics, VelocityLevelStepMatchesItsClosedForms) {
+  ModelBuilder b("box");
+  const Vec3 size(0.4, 0.3, 0.2);
+  const double mass = 2.0, mu = 0.5, h = 1e-3, u0 = 1.0;
+  const int box = add_free_body(b, "box", Box{size}, mass, box_inertia(mass, size));
+  const Model m = b.build();
+  Data d(m);
+  const std::vector<EnvironmentShape> env{ground_plane()};
+  ContactSolver solver(m);
+  ImpactOptions io;
+  io.friction = FrictionModel::PolyhedralCone;
+  io.time_step = h;
+  const VectorX g_step = [&] {  // h H⁻¹(τ − C) of a free body at rest: gravity
+    VectorX q = neutral_configuration(m);
+    VectorX a = aba(m, d, q, VectorX::Zero(m.nv()), VectorX::Zero(m.nv()));
+    return VectorX(h * a);
+  }();
+  for (const Vec3& dir : {Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(-1, 0, 0)}) {
+    VectorX q = neutral_configuration(m), v = VectorX::Zero(m.nv());
+    set_pose(m, q, box, Mat3::Identity(), Vec3(0.0, 0.0, 0.1));
+    set_velocity(m, v, box, Mat3::Identity(), u0 * dir, Vec3::Zero());
+    const std::vector<Contact> contacts = detect(m, d, q, env);
+    ASSERT_EQ(contacts.size(), 4u);
+    io.gaps = VectorX::Zero(4);
+    const VectorX vminus = v + g_step;
+    const ImpactSolution& s = solver.impact(m, d, q, vminus, contacts, VectorX::Zero(4), VectorX::Constant(4, mu), io);
+    ASSERT_EQ(s.status, ContactStatus::Solved) << s.message;
+    EXPECT_NEAR(s.impulse.sum(), mass * g * h, 1e-12);
+    EXPECT_NEAR(s.zeta_plus.cwiseAbs().maxCoeff(), 0.0, 1e-12);
+    const Vec3 vel = s.v_plus.segment<3>(m.joint(box).v_index + 3);  // body frame = world (identity pose)
+    EXPECT_NEAR(vel.dot(dir), u0 - mu * g * h, 1e-12) << dir.transpose();
+    EXPECT_NEAR((vel - vel.dot(dir) * dir).norm(), 0.0, 1e-12);
+  }
+  // Hovering φ above the ground, falling at w: it may close φ in h.
+  for (const double phi : {1e-5, 1e-3}) {
+    VectorX q = neutral_configuration(m), v = VectorX::Zero(m.nv());
+    const double w = 0.5;
+    set_pose(m, q, box, Mat3::Identity(), Vec3(0.0, 0.0, 0.1 + phi));
+    set_velocity(m, v, box, Mat3::Identity(), Vec3(0, 0, -w), Vec3::Zero());
+    const std::vector<Contact> contacts = detect(m, d, q, env, 0.01);
+    ASSERT_EQ(contacts.size(), 4u);
+    io.gaps = VectorX::Constant(4, phi);
+    const ImpactSolution& s =
+        solver.impact(m, d, q, v + g_step, contacts, VectorX::Zero(4), VectorX::Constant(4, mu), io);
+    ASSERT_EQ(s.status, ContactStatus::Solved) << s.message;
+    const double free_fall = -w - g * h;
+    const double expected = std::max(free_fall, -phi / h);
+    for (int i = 0; i < 4; ++i) EXPECT_NEAR(s.zeta_plus(i), expected, 1e-12) << "phi " << phi;
+  }
+  // A compliance c on a resting box pressed down at w: ζ⁺ = ζ⁻ c/(1 + c).
+  ImpactOptions soft;
+  soft.compliance = 0.25;
+  VectorX q = neutral_configuration(m), v = VectorX::Zero(m.nv());
+  set_pose(m, q, box, Mat3::Identity(), Vec3(0.0, 0.0, 0.1));
+  set_velocity(m, v, box, Mat3::Identity(), Vec3(0, 0, -1.0), Vec3::Zero());
+  const std::vector<Contact> one = detect(m, d, q, env);
+  const std::vector<Contact> corner{one.front()};
+  const ImpactSolution& s = solver.impact(m, d, q, v, corner, VectorX::Zero(1), VectorX::Zero(1), soft);
+  ASSERT_EQ(s.status, ContactStatus::Solved) << s.message;
+  EXPECT_NEAR(s.zeta_plus(0), s.zeta_minus(0) * 0.25 / 1.25, 1e-12);
+  // Bad options are named.
+  ImpactOptions bad = io;
+  bad.gaps = VectorX::Zero(3);
+  EXPECT_THROW(solver.impact(m, d, q, v, one, VectorX::Zero(4), VectorX::Zero(4), bad), ArgumentError);
+  bad = soft;
+  bad.compliance = -1.0;
+  EXPECT_THROW(solver.impact(m, d, q, v, one, VectorX::Zero(4), VectorX::Zero(4), bad), ArgumentError);
 }
 
 TEST(ContactDynamics, InputsAreChecked) {

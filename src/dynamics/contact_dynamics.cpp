@@ -49,7 +49,7 @@ ContactStatus status_of(const LcpResult& r, bool frictional_sliding) {
   switch (r.status) {
     case LcpStatus::Solved: return ContactStatus::Solved;
     case LcpStatus::Infeasible: return frictional_sliding ? ContactStatus::Inconsistent : ContactStatus::Infeasible;
-    default: return frictional_sliding ? ContactStatus::Inconsistent : ContactStatus::Failed;
+    default: return ContactStatus::Failed;
   }
 }
 
@@ -445,6 +445,8 @@ void ContactSolver::solve_cone(const Model& model, Data& data, const std::vector
   s.message = r.message;
   if (s.status == ContactStatus::Inconsistent) {
     s.message = "no consistent frictional contact forces (Painlevé-type configuration): " + r.message;
+  } else if (s.status == ContactStatus::Failed) {
+    s.message = "frictional contact forces not found (none proved impossible either): " + r.message;
   }
   s.pivots = r.pivots;
   s.lambda = r.lambda.head(nc_);
@@ -561,6 +563,14 @@ const ImpactSolution& ContactSolver::impact(const Model& model, Data& data, cons
     }
   }
   if (options.friction == FrictionModel::Box) throw ArgumentError("impacts support FrictionModel::None or PolyhedralCone");
+  const bool stepping = options.time_step > 0.0;
+  if (!(options.time_step >= 0.0) || !std::isfinite(options.time_step)) {
+    throw ArgumentError("ImpactOptions::time_step must be finite and >= 0");
+  }
+  if (stepping) check_vector(options.gaps, static_cast<Eigen::Index>(contacts.size()), "gaps");
+  if (!(options.compliance >= 0.0) || !std::isfinite(options.compliance)) {
+    throw ArgumentError("ImpactOptions::compliance must be finite and >= 0");
+  }
   assemble(model, data, q, v_minus, contacts);
   ImpactSolution& s = impact_;
   s.message.clear();
@@ -590,41 +600,51 @@ const ImpactSolution& ContactSolver::impact(const Model& model, Data& data, cons
       const double zm = s.zeta_minus(i);
       const double e = (plastic || zm >= 0.0) ? 0.0 : restitution(i);
       dn(i) = (1.0 + e) * zm;
+      if (stepping) dn(i) += std::max(options.gaps(i), 0.0) / options.time_step;
     }
     const LcpResult* r = nullptr;
     int m = nc_;
     if (!frictional) {
-      r = &pivoting_.solve(M_.topLeftCorner(nc_, nc_), dn);
-      if (r->status == LcpStatus::Failed || r->status == LcpStatus::IterationLimit) {
-        r = &lemke(M_.topLeftCorner(nc_, nc_), dn, nc_);
-      }
+      auto Mi = A_.topLeftCorner(nc_, nc_);
+      Mi = M_.topLeftCorner(nc_, nc_);
+      for (int i = 0; i < nc_; ++i) Mi(i, i) += options.compliance * std::max(Mi(i, i), 0.0);
+      r = &pivoting_.solve(Mi, dn);
+      if (r->status == LcpStatus::Failed || r->status == LcpStatus::IterationLimit) r = &lemke(Mi, dn, nc_);
       apply_Hinv(model, data, Y_.leftCols(nc_), r->lambda.head(nc_), x_);
     } else {
-      // Cone directions of every shape contact; joint limits get none.
+      // Cone directions of the frictional shape contacts only (joint limits
+      // and μ = 0 pairs would add zero columns: ties that only hurt Lemke).
       grow_directions(k);
-      auto Dk = D_.leftCols(k * nc_);
-      auto Dkdv = Ddv_.head(k * nc_);
-      tangent_jacobian(model, data, contacts, k, Dk, Dkdv);
-      m = nc_ + k * nc_;
-      const int n = m + nc_;
+      tangent_jacobian(model, data, contacts, k, D_.leftCols(k * nc_), Ddv_.head(k * nc_));
+      stick_.clear();
+      for (int i = 0; i < nc_; ++i) {
+        if (contacts[i].kind == ContactKind::Shapes && mu(i) > 0.0) stick_.push_back(i);
+      }
+      const int nf = static_cast<int>(stick_.size());
+      for (int a = 0; a < nf; ++a) {
+        if (stick_[a] != a) D_.middleCols(k * a, k) = D_.middleCols(k * stick_[a], k);
+      }
+      auto Dk = D_.leftCols(k * nf);
+      m = nc_ + k * nf;
+      const int n = m + nf;
       auto G = G_.leftCols(m);
       G.leftCols(nc_) = T;
-      G.rightCols(k * nc_) = Dk;
+      G.rightCols(k * nf) = Dk;
       auto YG = YG_.leftCols(m);
       YG = G;
       ltdl_solve_Lt(model, data, YG);
       auto A = A_.topLeftCorner(n, n);
       A.setZero();
       form_product(data, YG, YG, A.topLeftCorner(m, m));
+      for (int i = 0; i < m; ++i) A(i, i) += options.compliance * std::max(A(i, i), 0.0);
       auto b = b_.head(n);
       b.head(nc_) = dn;
-      b.segment(nc_, k * nc_) = Dk.transpose() * v_minus;
-      b.tail(nc_).setZero();
-      for (int i = 0; i < nc_; ++i) {
-        const double mui = contacts[i].kind == ContactKind::Shapes ? mu(i) : 0.0;
-        for (int j = 0; j < k; ++j) A(nc_ + i * k + j, m + i) = 1.0;
-        A(m + i, i) = mui;
-        for (int j = 0; j < k; ++j) A(m + i, nc_ + i * k + j) = -1.0;
+      b.segment(nc_, k * nf) = Dk.transpose() * v_minus;
+      b.tail(nf).setZero();
+      for (int a = 0; a < nf; ++a) {
+        for (int j = 0; j < k; ++j) A(nc_ + a * k + j, m + a) = 1.0;
+        A(m + a, stick_[a]) = mu(stick_[a]);
+        for (int j = 0; j < k; ++j) A(m + a, nc_ + a * k + j) = -1.0;
       }
       r = &lemke(A, b, m);
       apply_Hinv(model, data, YG, r->lambda.head(m), x_);
@@ -637,13 +657,13 @@ const ImpactSolution& ContactSolver::impact(const Model& model, Data& data, cons
     s.zeta_plus = T.transpose() * s.v_plus;
     s.kinetic_after = 0.5 * s.v_plus.dot(data.H * s.v_plus);
     if (frictional) {
-      for (int i = 0; i < nc_; ++i) {
+      for (std::size_t a = 0; a < stick_.size(); ++a) {
         Eigen::Vector2d f = Eigen::Vector2d::Zero();
         for (int j = 0; j < k; ++j) {
           const double th = 2.0 * kPi * j / k;
-          f += r->lambda(nc_ + i * k + j) * Eigen::Vector2d(std::cos(th), std::sin(th));
+          f += r->lambda(nc_ + static_cast<int>(a) * k + j) * Eigen::Vector2d(std::cos(th), std::sin(th));
         }
-        s.friction_impulse.col(i) = f;
+        s.friction_impulse.col(stick_[a]) = f;
       }
     }
     const double gain = s.kinetic_after - s.kinetic_before;

@@ -27,6 +27,10 @@ void validate_scheme_options(const SimulationOptions& o) {
   if (!(o.duration >= 0.0) || !std::isfinite(o.duration)) throw Error("simulation option duration must be finite and non-negative");
   if (!(o.output_rate >= 0.0) || !std::isfinite(o.output_rate)) throw Error("simulation option output_rate must be finite and non-negative");
   if (o.cone_directions < 4) throw Error("simulation option cone_directions must be at least 4");
+  if (!(o.fallback_duration >= 0.0) || !std::isfinite(o.fallback_duration)) {
+    throw Error("simulation option fallback_duration must be finite and non-negative");
+  }
+  positive(o.fallback_step, "fallback_step");
   if (!(o.joint_limit_restitution >= 0.0 && o.joint_limit_restitution <= 1.0)) {
     throw Error("simulation option joint_limit_restitution must be within [0, 1]");
   }

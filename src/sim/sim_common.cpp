@@ -44,6 +44,7 @@ const char* to_string(EventKind kind) {
     case EventKind::Stick: return "stick";
     case EventKind::Slip: return "slip";
     case EventKind::ZenoRest: return "zeno_rest";
+    case EventKind::Fallback: return "fallback";
   }
   return "unknown";
 }

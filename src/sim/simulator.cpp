@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include <Eigen/Cholesky>
@@ -45,6 +46,8 @@ enum class WitnessKind : std::uint8_t {
 };
 
 constexpr double kSlideFreeze = 1e-4;  // [m/s]
+// Gaps up to this take part in a fallback step's LCP (each may close) [m].
+constexpr double kFallbackMargin = 1e-3;
 // Speeds within this band of kSlideFreeze count as at the threshold (event
 // times are located to ~1e-9 s, during which a sliding speed changes by
 // far less).
@@ -143,24 +146,8 @@ struct EventDrivenCore {
     return d;
   }
 
-  void validate_options() const {
-    auto positive = [](double x, const char* name) {
-      if (!(x > 0.0) || !std::isfinite(x)) throw Error(std::string("simulation option ") + name + " must be positive and finite");
-    };
-    positive(opt.abs_tol, "abs_tol");
-    positive(opt.rel_tol, "rel_tol");
-    positive(opt.initial_step, "initial_step");
-    positive(opt.min_step, "min_step");
-    positive(opt.max_step, "max_step");
-    positive(opt.event_time_tolerance, "event_time_tolerance");
-    positive(opt.contact_tolerance, "contact_tolerance");
-    positive(opt.velocity_tolerance, "velocity_tolerance");
-    positive(opt.drift_tolerance, "drift_tolerance");
-    if (!(opt.zeno_speed >= 0.0)) throw Error("simulation option zeno_speed must be non-negative");
-    if (!(opt.duration >= 0.0) || !std::isfinite(opt.duration)) throw Error("simulation option duration must be finite and non-negative");
-    if (!(opt.output_rate >= 0.0) || !std::isfinite(opt.output_rate)) throw Error("simulation option output_rate must be finite and non-negative");
-    if (opt.cone_directions < 4) throw Error("simulation option cone_directions must be at least 4");
-  }
+  // The same rules as the other schemes (scheme_common.cpp).
+  void validate_options() const { detail::validate_scheme_options(opt); }
 
   std::string link_of(int shape) const {
     if (shape < detector.num_robot_shapes()) return world.model().collisions()[shape].link;
@@ -671,6 +658,7 @@ struct EventDrivenCore {
       ++stats.lcp_solves;
       ++stats.impacts;
       if (s.status != ContactStatus::Solved) {
+        if (s.status != ContactStatus::Infeasible && opt.fallback_duration > 0.0) fallback_reason = "impact: " + s.message;
         return fail(result, SimulationStatus::ContactFailure, "impact at t = " + fmt(t) + ": " + s.message);
       }
       for (int i = 0; i < n; ++i) {
@@ -709,6 +697,7 @@ struct EventDrivenCore {
       const ContactSolution& s = solver.solve(m, data, q, v, tau + passive(), resting, mur, so);
       ++stats.lcp_solves;
       if (s.status != ContactStatus::Solved) {
+        if (s.status != ContactStatus::Infeasible && opt.fallback_duration > 0.0) fallback_reason = "contact forces: " + s.message;
         return fail(result, SimulationStatus::ContactFailure, "contact forces at t = " + fmt(t) + ": " + s.message);
       }
       const double fscale = std::max(1e-12, s.lambda.cwiseAbs().maxCoeff());
@@ -771,6 +760,154 @@ struct EventDrivenCore {
     refresh_view();
     return true;
   }
+
+  // ---- fallback: velocity-level steps where the force LCP is left unsolved ----------
+  // Lemke can fail on the acceleration-level frictional LCP without proving
+  // that no forces exist: dependent contacts (a trunk's coplanar corners, a
+  // foot on a joint limit) make its data only numerically orthogonal to the
+  // matrix's null directions. The velocity-level problem of a
+  // Stewart–Trinkle step has data exactly orthogonal to them and is always
+  // solved. For SimulationOptions::fallback_duration the run advances by
+  // such steps (fallback_step long, semi-implicit: v⁺ from the impulse LCP,
+  // then q += h v⁺), after which the event-driven integration resumes.
+  std::string fallback_reason;  // non-empty: handle_contacts asks for a fallback
+  bool contacts_pending = false;  // a fallback ended at `until`: sets still to solve
+  std::optional<ContactDetector> wide;  // detects gaps up to kFallbackMargin
+
+  // handle_contacts; where its LCP is left unsolved and fallbacks are on,
+  // fallback windows until it succeeds (or `until` is reached).
+  bool resolve_contacts(SimulationResult& result, double until) {
+    contacts_pending = false;
+    for (;;) {
+      fallback_reason.clear();
+      if (handle_contacts(result)) return true;
+      if (fallback_reason.empty()) return false;
+      result = SimulationResult{};
+      if (!fallback_window(result, until)) return false;
+      if (t >= until) {
+        contacts_pending = true;
+        current.clear();
+        refresh_view();
+        return true;
+      }
+    }
+  }
+
+  // A failure the fallback can get past (fallback_reason set by the failing
+  // site): a window, then the contact sets at the new state; false when
+  // fallbacks are off or the rescue itself fails (the status in result).
+  bool rescue(SimulationResult& result, double until) {
+    if (fallback_reason.empty() || opt.fallback_duration <= 0.0) return false;
+    result = SimulationResult{};
+    if (!fallback_window(result, until)) return false;
+    if (t >= until) {
+      contacts_pending = true;
+      current.clear();
+      refresh_view();
+      return true;
+    }
+    return resolve_contacts(result, until);
+  }
+
+  // After a rescue inside the main loop: a fresh start of the integration.
+  bool resume_after_rescue(SimulationResult& result) {
+    suppressed.clear();
+    tiny_steps = 0;
+    events_at_same_time = 0;
+    if (next_sample <= t && !sample_controller(result)) return false;
+    record_sample_if_event(last_sample_time != t);
+    restart_stepper(opt.initial_step);
+    return true;
+  }
+
+  bool fallback_window(SimulationResult& result, double until) {
+    const Model& m = model();
+    const double t_end = std::min(until, t + opt.fallback_duration);
+    ++stats.fallbacks;
+    memo.valid = false;
+    held.clear();
+    suppressed.clear();
+    if (!wide) {
+      DetectionOptions d = detection_options(world, opt);
+      d.margin = kFallbackMargin;
+      wide.emplace(m, world.environment(), d);
+    }
+    // Which contacts the window starts from, and why.
+    normalize_configuration(m, q);
+    detect_all(q, opt.contact_tolerance, touching);
+    for (const Contact& c : touching) emit(t, EventKind::Fallback, c, 0.0, 0.0, 0.0);
+    const std::string why = fallback_reason;
+    fallback_reason.clear();
+    fallback_log.push_back("t = " + fmt(t) + ": " + why);
+    std::vector<Contact> near;
+    VectorX mu, e, gaps, tau_all(m.nv()), vminus(m.nv());
+    const double t_start = t;
+    auto record_due = [&] {
+      if (!rec || opt.output_rate <= 0.0 || next_output > t) return;
+      record_sample(t, q, v);
+      next_output = std::round((next_output + 1.0 / opt.output_rate) * opt.output_rate) / opt.output_rate;
+    };
+    while (t < t_end) {
+      if (next_sample <= t && !sample_controller(result)) return false;
+      record_due();
+      double h = std::min({opt.fallback_step, t_end - t, next_sample - t});
+      if (rec && opt.output_rate > 0.0) h = std::min(h, next_output - t);
+      if (t_end - (t + h) < 1e-9 * opt.fallback_step) h = t_end - t;  // no sliver at the end
+      // Contacts within reach: every gap below kFallbackMargin (the LCP lets
+      // each close by at most its gap).
+      unchecked::forward_kinematics(m, data, q);
+      wide->detect(m, data, near);
+      if (opt.joint_limits) detect_joint_limits(m, q, kFallbackMargin, near);
+      const int n = static_cast<int>(near.size());
+      mu.resize(n);
+      e = VectorX::Zero(n);
+      gaps.resize(n);
+      double unused = 0.0;
+      for (int i = 0; i < n; ++i) {
+        parameters_of(near[i], mu(i), unused);
+        gaps(i) = near[i].gap;
+        stats.max_penetration = std::max(stats.max_penetration, -near[i].gap);
+      }
+      tau_all = tau + passive();
+      vminus = v + h * unchecked::aba(m, data, q, v, tau_all);
+      if (n > 0) {
+        ImpactOptions io;
+        io.friction = mu.maxCoeff() > 0.0 ? FrictionModel::PolyhedralCone : FrictionModel::None;
+        io.cone_directions = opt.cone_directions;
+        io.time_step = h;
+        io.gaps = gaps;
+        // Rigid first; where dependent contacts defeat Lemke even here, a
+        // growing compliance (their impulses in least-squares share).
+        const ImpactSolution* sp = nullptr;
+        for (const double compliance : {0.0, 1e-6, 1e-4, 1e-2}) {
+          io.compliance = compliance;
+          sp = &solver.impact(m, data, q, vminus, near, e, mu, io);
+          ++stats.lcp_solves;
+          if (sp->status == ContactStatus::Solved) break;
+        }
+        const ImpactSolution& s = *sp;
+        if (s.status != ContactStatus::Solved) {
+          return fail(result, SimulationStatus::ContactFailure,
+                      "velocity-level fallback step at t = " + fmt(t) + ": " + s.message + " (after " + why + ")");
+        }
+        vminus = s.v_plus;
+      }
+      v = vminus;
+      q = integrate(m, q, v, h);
+      normalize_configuration(m, q);
+      t = (t_end - (t + h) <= 0.0) ? t_end : t + h;
+      ++stats.steps;
+      if (!q.allFinite() || !v.allFinite()) {
+        return fail(result, SimulationStatus::NonFinite, "the state became non-finite in a fallback step at t ≈ " + fmt(t));
+      }
+      track_penetration(q);
+    }
+    record_due();
+    stats.fallback_time += t - t_start;
+    memo.valid = false;
+    return true;
+  }
+  std::vector<std::string> fallback_log;
 
   // Tangential relative acceleration of a contact for joint accelerations
   // qdd at the current (q, v): the derivative of u_b − u_a along the tangent
@@ -948,8 +1085,10 @@ struct EventDrivenCore {
       stats.energy_start = energy_of(q, v);
       next_output = t;
       if (!sample_controller(result)) return finish(result, wall0);
-      if (!handle_contacts(result)) return finish(result, wall0);
+      if (!resolve_contacts(result, until)) return finish(result, wall0);
       initialised = true;
+    } else if (contacts_pending && t < until) {
+      if (!resolve_contacts(result, until)) return finish(result, wall0);
     }
     if (rec && opt.output_rate > 0 && next_output <= t) {
       record_sample(t, q, v);
@@ -980,6 +1119,14 @@ struct EventDrivenCore {
       // output scale, step after step) ends instead of crawling forever.
       if (t1 - t0 < 1e3 * opt.min_step) {
         if (++tiny_steps > 10000) {
+          if (!current.empty()) {
+            fallback_reason = "10000 steps shorter than " + fmt(1e3 * opt.min_step) + " s in a row" + contact_summary();
+            if (rescue(result, until)) {
+              if (!resume_after_rescue(result)) return finish(result, wall0);
+              continue;
+            }
+            if (result.status != SimulationStatus::Finished) return finish(result, wall0);
+          }
           return fail_and_finish(result, SimulationStatus::StepUnderflow,
                                  "10000 steps shorter than " + fmt(1e3 * opt.min_step) + " s in a row at t = " + fmt(t0) +
                                      contact_summary(),
@@ -993,6 +1140,14 @@ struct EventDrivenCore {
         return fail_and_finish(result, SimulationStatus::NonFinite, "the state became non-finite at t ≈ " + fmt(t1) + contact_summary(), wall0);
       }
       if (t1 - t0 < opt.min_step && t1 < until) {
+        if (!current.empty()) {
+          fallback_reason = "the step fell to " + fmt(t1 - t0) + " s (below min_step)" + contact_summary();
+          if (rescue(result, until)) {
+            if (!resume_after_rescue(result)) return finish(result, wall0);
+            continue;
+          }
+          if (result.status != SimulationStatus::Finished) return finish(result, wall0);
+        }
         return fail_and_finish(result, SimulationStatus::StepUnderflow,
                                "the step fell to " + fmt(t1 - t0) + " s (below min_step) at t = " + fmt(t0) + contact_summary(), wall0);
       }
@@ -1106,13 +1261,23 @@ struct EventDrivenCore {
         t = t_next;
         if (t_event <= t_next) {
           const bool internal = is_slide_switch(event_witness);
+          if (!register_event(result)) {
+            if (!rescue(result, until) || !resume_after_rescue(result)) return finish(result, wall0);
+            continue;
+          }
           if (internal) {
-            if (!register_event(result)) return finish(result, wall0);
             switch_slide_mode(witnesses[event_witness]);
           } else {
-            if (!register_event(result)) return finish(result, wall0);
             const std::vector<Tracked> before = current;
-            if (!handle_contacts(result)) return finish(result, wall0);
+            const long fallbacks_before = stats.fallbacks;
+            if (!resolve_contacts(result, until)) return finish(result, wall0);
+            if (stats.fallbacks != fallbacks_before) {
+              suppressed.clear();
+              if (next_sample <= t && !sample_controller(result)) return finish(result, wall0);
+              record_sample_if_event(last_sample_time != t);
+              restart_stepper(opt.initial_step);
+              continue;
+            }
             // A force or cone witness that re-solving did not act on: the
             // LCP found the same sets, so a valid force distribution exists
             // (dependent contacts share their load arbitrarily). Stop watching
@@ -1252,6 +1417,7 @@ struct EventDrivenCore {
     }
     if (t - last_event_time < opt.event_time_tolerance) {
       if (++events_at_same_time > 1000) {
+        if (!current.empty()) fallback_reason = "events recurring at one instant (chattering contacts)" + contact_summary();
         return fail(result, SimulationStatus::EventLimit,
                     "events keep recurring at t = " + fmt(t) + " without time advancing (chattering contacts)" + contact_summary());
       }
@@ -1277,6 +1443,10 @@ struct EventDrivenCore {
 
   SimulationResult finish(SimulationResult& result, std::chrono::steady_clock::time_point wall0) {
     record_final_state();
+    if (!fallback_log.empty()) {
+      result.message += " (" + std::to_string(fallback_log.size()) + " velocity-level fallback window" +
+                        (fallback_log.size() == 1 ? "" : "s") + "; the first at " + fallback_log.front() + ")";
+    }
     result.time = t;
     stats.energy_end = energy_of(q, v);
     stats.wall_time += std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();

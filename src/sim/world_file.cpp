@@ -613,7 +613,7 @@ class WorldReader {
                          "min_step", "max_step", "event_time_tolerance", "contact_tolerance", "velocity_tolerance",
                          "zeno_speed", "slip_velocity", "drift_tolerance", "cone_directions", "max_events",
                          "max_steps", "joint_damping", "joint_limits", "joint_limit_restitution", "torque_limits",
-                         "time_step", "self_collision"});
+                         "time_step", "self_collision", "fallback_duration", "fallback_step"});
     check_no_children(s);
     if (const std::optional<std::string> scheme = attribute(s, "scheme")) {
       try {
@@ -643,6 +643,8 @@ class WorldReader {
     o.slip_velocity = number_or(s, "slip_velocity", o.slip_velocity, Range::Positive);
     o.drift_tolerance = number_or(s, "drift_tolerance", o.drift_tolerance, Range::Positive);
     o.time_step = number_or(s, "time_step", o.time_step, Range::Positive);
+    o.fallback_duration = number_or(s, "fallback_duration", o.fallback_duration, Range::NonNegative);
+    o.fallback_step = number_or(s, "fallback_step", o.fallback_step, Range::Positive);
     if (const std::optional<long> k = integer(s, "cone_directions", 2)) {
       if (*k == 3) fail(s, "cone_directions=\"3\": use 2 (a friction box) or at least 4 (a polyhedral cone)");
       o.cone_directions = static_cast<int>(std::min(*k, 1024L));

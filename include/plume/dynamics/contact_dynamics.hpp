@@ -106,6 +106,20 @@ struct ContactSolution {
 struct ImpactOptions {
   FrictionModel friction = FrictionModel::None;  ///< None or PolyhedralCone
   int cone_directions = 8;
+  /// A velocity-level time step (Stewart–Trinkle, Anitescu–Potra) instead of
+  /// an instantaneous impact: with `time_step` h > 0 the caller passes the
+  /// unconstrained end-of-step velocity v⁻ = v + h H⁻¹(τ − C) and `gaps`
+  /// [nc] the contacts' current φ; contact i may close its gap within the
+  /// step but no further: ζ⁺ᵢ ≥ −eᵢ ζ⁻ᵢ − max(φᵢ, 0)/h. Unlike the
+  /// acceleration-level force LCP, this problem always has a solution that
+  /// Lemke finds (its data are orthogonal to the matrix's null directions).
+  double time_step = 0.0;
+  VectorX gaps;
+  /// Relative compliance c ≥ 0: each impulse row's diagonal W_ii grows by
+  /// c·W_ii, so contact i gives by c·W_ii·p_i (a soft constraint, as a
+  /// constraint-force mixing). 0: rigid. Dependent contacts (more touching
+  /// points than freedoms) then get the unique least-squares share.
+  double compliance = 0.0;
 };
 
 struct ImpactSolution {

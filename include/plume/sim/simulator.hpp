@@ -89,6 +89,16 @@ struct SimulationOptions {
   double joint_limit_restitution = 0.0; ///< restitution of impacts on joint limits
   bool torque_limits = false;           ///< clamp the controller's output to the URDF efforts
   double time_step = 1e-3;              ///< time-stepping: initial step h_init [s]
+  /// Event-driven: where an event's force or impulse LCP is left unsolved
+  /// (Lemke found no solution and proved none impossible — dependent
+  /// frictional contacts), the run continues for this long with
+  /// velocity-level (Stewart–Trinkle) steps of `fallback_step`, whose LCP is
+  /// always solvable, then resumes event-driven integration. Each window is
+  /// an event `fallback` per touching contact and counts in
+  /// SimulationStatistics::fallbacks. 0: stop with ContactFailure instead.
+  /// A proved inconsistency (Painlevé's paradox) always stops the run [s].
+  double fallback_duration = 1e-3;
+  double fallback_step = 1e-4;          ///< step of the fallback windows [s]
   /// A world whose initial state sinks deeper than this into any surface is
   /// refused by Simulator's constructor (ArgumentError naming the contact):
   /// rigid contact starts from a touching, not a deeply penetrating, state [m].
@@ -99,8 +109,9 @@ struct SimulationOptions {
 /// constant until the next sample (zero-order hold).
 using ControllerFunction = std::function<void(double t, const VectorX& q, const VectorX& v, VectorX& tau)>;
 
-enum class EventKind : std::uint8_t { Impact, ContactGain, ContactLoss, Stick, Slip, ZenoRest };
-/// "impact", "contact_gain", "contact_loss", "stick", "slip", "zeno_rest".
+enum class EventKind : std::uint8_t { Impact, ContactGain, ContactLoss, Stick, Slip, ZenoRest, Fallback };
+/// "impact", "contact_gain", "contact_loss", "stick", "slip", "zeno_rest",
+/// "fallback" (a velocity-level window begins; see SimulationOptions::fallback_duration).
 const char* to_string(EventKind kind);
 
 /// One contact taking part in an event (one row of events.csv).
@@ -166,6 +177,8 @@ struct SimulationStatistics {
   long impacts = 0;
   long lcp_solves = 0;
   long projections = 0;      ///< drift projections
+  long fallbacks = 0;            ///< velocity-level fallback windows (event-driven)
+  double fallback_time = 0.0;    ///< simulated time spent in them [s]
   double max_penetration = 0.0;  ///< largest −φ of any contact over the run [m]
   double energy_start = 0.0;     ///< kinetic + potential [J]
   double energy_end = 0.0;
