@@ -781,15 +781,8 @@ struct EventDrivenCore {
     for (;;) {
       fallback_reason.clear();
       if (handle_contacts(result)) return true;
-      if (fallback_reason.empty()) return false;
-      result = SimulationResult{};
-      if (!fallback_window(result, until)) return false;
-      if (t >= until) {
-        contacts_pending = true;
-        current.clear();
-        refresh_view();
-        return true;
-      }
+      if (fallback_reason.empty() || !window(result, until)) return false;
+      if (contacts_pending) return true;
     }
   }
 
@@ -797,16 +790,21 @@ struct EventDrivenCore {
   // site): a window, then the contact sets at the new state; false when
   // fallbacks are off or the rescue itself fails (the status in result).
   bool rescue(SimulationResult& result, double until) {
-    if (fallback_reason.empty() || opt.fallback_duration <= 0.0) return false;
+    if (fallback_reason.empty() || opt.fallback_duration <= 0.0 || !window(result, until)) return false;
+    return contacts_pending || resolve_contacts(result, until);
+  }
+
+  // One fallback window from a clean result; a window that reaches `until`
+  // leaves the contact sets to the next run_until (contacts_pending).
+  bool window(SimulationResult& result, double until) {
     result = SimulationResult{};
     if (!fallback_window(result, until)) return false;
     if (t >= until) {
       contacts_pending = true;
       current.clear();
       refresh_view();
-      return true;
     }
-    return resolve_contacts(result, until);
+    return true;
   }
 
   // After a rescue inside the main loop: a fresh start of the integration.
