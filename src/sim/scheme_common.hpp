@@ -5,6 +5,7 @@
 // controller sample and small formatting helpers.
 
 #include <chrono>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -50,14 +51,18 @@ double quaternion_error(const Model& model, const VectorX& q);
 /// Illinois (modified regula falsi) on [a, b] with f(a) = fa > 0 ≥ f(b) = fb,
 /// until the bracket is at most `tolerance` wide (200 iterations at most);
 /// returns the earliest time known to be at or past the crossing. Every
-/// scheme locates its events on the dense output with it.
+/// scheme locates its events on the dense output with it. With
+/// `value_tolerance` ≥ 0 it also stops at the first point where
+/// |f| ≤ value_tolerance (a gap already within the touch band).
 template <class F>
-double locate_crossing(F&& f, double a, double fa, double b, double fb, double tolerance) {
+double locate_crossing(F&& f, double a, double fa, double b, double fb, double tolerance,
+                       double value_tolerance = -1.0) {
   int side = 0;
   for (int it = 0; it < 200 && b - a > tolerance; ++it) {
     double c = (a * fb - b * fa) / (fb - fa);
     if (!(c > a && c < b)) c = 0.5 * (a + b);
     const double fc = f(c);
+    if (std::abs(fc) <= value_tolerance) return c;
     if (fc > 0.0) {
       a = c;
       fa = fc;

@@ -265,30 +265,9 @@ class TimeStepping final : public SchemeRunner {
     for (const Contact& c : predicted) {
       if (c.gap >= -touch_margin(opt_) || in_beta(c.id)) continue;
       auto g = [&](double s) { return gap_at(integrate(m, q_, v_ + 0.5 * s * a_, s), c); };
-      double a = 0.0, fa = g(0.0), b = h, fb = c.gap;
-      if (fa <= touch_margin(opt_)) continue;  // touching already: left to the penetration check
-      int side = 0;
-      for (int it = 0; it < 200 && b - a > opt_.event_time_tolerance; ++it) {
-        double mid = (a * fb - b * fa) / (fb - fa);
-        if (!(mid > a && mid < b)) mid = 0.5 * (a + b);
-        const double fm = g(mid);
-        if (fm > 0.0) {
-          a = mid;
-          fa = fm;
-          if (side == -1) fb *= 0.5;
-          side = -1;
-        } else {
-          b = mid;
-          fb = fm;
-          if (side == +1) fa *= 0.5;
-          side = +1;
-        }
-        if (std::abs(fm) <= 0.25 * opt_.contact_tolerance) {
-          b = mid;
-          break;
-        }
-      }
-      best = std::min(best, b);
+      const double g0 = g(0.0);
+      if (g0 <= touch_margin(opt_)) continue;  // touching already: left to the penetration check
+      best = std::min(best, locate_crossing(g, 0.0, g0, h, c.gap, opt_.event_time_tolerance, 0.25 * opt_.contact_tolerance));
     }
     return best;
   }
