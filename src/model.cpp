@@ -37,7 +37,10 @@ int find_by_name(const Items& items, const std::string& name, NameOf name_of) {
 
 const char* geometry_name(const Geometry& g) { return std::visit(GeometryNamer{}, g); }
 
-bool usable_for_contact(const Geometry& g) { return !std::holds_alternative<Mesh>(g); }
+bool usable_for_contact(const Geometry& g) {
+  const Mesh* mesh = std::get_if<Mesh>(&g);
+  return !mesh || mesh->hull != nullptr;
+}
 
 Model::Model()
     : parent_{-1},

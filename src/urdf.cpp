@@ -488,7 +488,11 @@ class Loader {
         }
         case ::urdf::Geometry::MESH: {
           const auto& m = static_cast<const ::urdf::Mesh&>(g);
-          s.geometry = Mesh{m.filename, Vec3(m.scale.x, m.scale.y, m.scale.z)};
+          Mesh mesh;
+          mesh.filename = m.filename;
+          mesh.scale = Vec3(m.scale.x, m.scale.y, m.scale.z);
+          mesh.problem = "meshes are not usable for contact";
+          s.geometry = mesh;
           warn_link(link.name, "collision '" + s.name + "' is a mesh (" + m.filename +
                                    "); meshes are not usable for contact");
           break;

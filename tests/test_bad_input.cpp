@@ -394,7 +394,7 @@ TEST(BadInput, MeshOnlyCollision) {
   ModelBuilder b("mixed");
   const int body = b.add_body("foot", 0, JointSpec::free_flyer("root"), Transform::Identity(),
                               RigidInertia::from_mass_com_inertia(1.0, Vec3::Zero(), Mat3::Identity() * 0.01));
-  b.add_collision(CollisionShape{"foot_mesh", "foot", body, Transform::Identity(), Mesh{"foot.stl", Vec3::Ones()}, {}});
+  b.add_collision(CollisionShape{"foot_mesh", "foot", body, Transform::Identity(), Mesh{"foot.stl", Vec3::Ones(), "", nullptr, "not loaded"}, {}});
   b.add_collision(CollisionShape{"foot_ball", "foot", body, Transform::Identity(), Sphere{0.1}, {}});
   const Model mixed = b.build();
   const ContactDetector mixed_detector(mixed, {ground_plane()});

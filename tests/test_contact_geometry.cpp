@@ -638,7 +638,7 @@ TEST(ContactGeometry, PairRules) {
 TEST(ContactGeometry, MeshesAndUnsupportedPairsAreReportedByName) {
   ModelBuilder b("with_mesh");
   const int body = b.add_body("foot", 0, JointSpec::free_flyer("root"), Transform::Identity(), unit_inertia());
-  b.add_collision(CollisionShape{"foot_mesh", "foot", body, Transform::Identity(), Mesh{"foot.stl", Vec3::Ones()}, {}});
+  b.add_collision(CollisionShape{"foot_mesh", "foot", body, Transform::Identity(), Mesh{"foot.stl", Vec3::Ones(), "", nullptr, "not loaded"}, {}});
   b.add_collision(CollisionShape{"foot_can", "foot", body, Transform::Identity(), Cylinder{0.1, 0.2}, {}});
   b.add_collision(CollisionShape{"foot_ball", "foot", body, Transform::Identity(), Sphere{0.1}, {}});
   const Model m = b.build();

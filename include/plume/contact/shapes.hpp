@@ -10,8 +10,11 @@
 /// - Cylinder, Capsule: centred at the origin, axis along z, `length` is the
 ///   length of the cylindrical part (a capsule adds hemispheres of `radius`).
 /// - Plane: the half-space z ≤ 0 of its frame; the outward normal is +z.
-/// - Mesh: kept as a reference to its file; not usable for contact.
+/// - Mesh: a triangle mesh file (STL, OBJ, COLLADA) in the shape's frame,
+///   scaled by `scale`; contact uses its convex hull (geometry/convex_hull.hpp),
+///   computed once when the model is loaded.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -36,16 +39,28 @@ struct Capsule {
   double length = 0.0;
 };
 struct Plane {};
+
+class ConvexHull;  // plume/geometry/convex_hull.hpp
+
 struct Mesh {
-  std::string filename;
-  Vec3 scale = Vec3::Ones();
+  std::string filename;           ///< the file name or URI as written (e.g. "package://robot/meshes/foot.stl")
+  Vec3 scale = Vec3::Ones();      ///< per-axis scale applied to the file's vertices
+  std::string resolved;           ///< the file it resolved to ("" when it was not found)
+  /// The convex hull of the scaled vertices, in the shape's frame (null when
+  /// the mesh was not loaded). Immutable and shared between copies of a Model.
+  std::shared_ptr<const ConvexHull> hull;
+  /// Why the mesh cannot be used for contact ("" when `hull` is set): not
+  /// found (with every place searched), unreadable, empty, degenerate, or not
+  /// loaded because collision meshes were not asked for.
+  std::string problem;
 };
 
 using Geometry = std::variant<Sphere, Box, Cylinder, Capsule, Plane, Mesh>;
 
 /// "sphere", "box", "cylinder", "capsule", "plane" or "mesh".
 const char* geometry_name(const Geometry& g);
-/// True for every shape plume computes contacts with (everything but meshes).
+/// True for every shape plume computes contacts with: every primitive, and
+/// meshes whose convex hull was computed.
 bool usable_for_contact(const Geometry& g);
 
 /// Per-shape contact parameters; unset values fall back to the pair or world
