@@ -49,4 +49,13 @@ class WorldError : public Error {
   using Error::Error;
 };
 
+/// Geometry that cannot be used: a contact shape with a negative or
+/// non-finite dimension, a placement that is not a rigid transform, a zero
+/// plane normal; a mesh file that is missing, unreadable or corrupt; points
+/// with no convex hull. The message names the shape or file.
+class GeometryError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace plume

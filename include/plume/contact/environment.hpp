@@ -24,14 +24,6 @@ struct EnvironmentShape {
   ContactMaterial material;  ///< unset values fall back to the world defaults
 };
 
-/// A contact shape that cannot be used: a negative or non-finite dimension, a
-/// placement that is not a rigid transform, a zero plane normal. The message
-/// names the shape.
-class GeometryError : public Error {
- public:
-  using Error::Error;
-};
-
 /// The half-space below a plane through `point` with outward unit normal
 /// `normal` (world coordinates); by default the ground z ≤ 0.
 /// @throws GeometryError if the normal is zero or a value is not finite.
