@@ -14,6 +14,8 @@
 #include <sstream>
 
 #include "inertia_check.hpp"
+#include "plume/geometry/convex_hull.hpp"
+#include "plume/geometry/mesh.hpp"
 #include "plume/error.hpp"
 #include "plume/model_builder.hpp"
 
@@ -491,15 +493,55 @@ class Loader {
           Mesh mesh;
           mesh.filename = m.filename;
           mesh.scale = Vec3(m.scale.x, m.scale.y, m.scale.z);
-          mesh.problem = "meshes are not usable for contact";
+          load_mesh(link.name, s.name, mesh);
           s.geometry = mesh;
-          warn_link(link.name, "collision '" + s.name + "' is a mesh (" + m.filename +
-                                   "); meshes are not usable for contact");
           break;
         }
       }
       shapes_.push_back(s);
     }
+  }
+
+  // A collision mesh: resolved, read and hulled once per file and scale
+  // (robots reuse one mesh for several links), or its problem recorded.
+  void load_mesh(const std::string& link, const std::string& shape, Mesh& mesh) {
+    if (options_.collision_meshes == CollisionMeshes::Skip) {
+      mesh.problem = "collision meshes were not loaded (LoadOptions::collision_meshes is Skip)";
+      return;
+    }
+    try {
+      mesh.resolved = resolve_mesh_path(mesh.filename);
+      const std::string key = mesh.resolved + "|" + std::to_string(mesh.scale.x()) + "," +
+                              std::to_string(mesh.scale.y()) + "," + std::to_string(mesh.scale.z());
+      auto it = hulls_.find(key);
+      if (it == hulls_.end()) {
+        const TriangleMesh tm = read_mesh(mesh.resolved, mesh.scale);
+        it = hulls_.emplace(key, std::make_shared<const ConvexHull>(
+                                     ConvexHull::from_points(tm.vertices, "mesh '" + mesh.resolved + "'"))).first;
+      }
+      mesh.hull = it->second;
+    } catch (const Error& e) {
+      const std::string what = "collision '" + shape + "': mesh '" + mesh.filename + "': " + e.what();
+      if (options_.collision_meshes == CollisionMeshes::Load) fail_link(link, what);
+      mesh.hull.reset();
+      mesh.problem = e.what();
+      warn_link(link, what + "; the shape is not usable for contact");
+    }
+  }
+
+  // A mesh file name: an absolute path, a path relative to the URDF's
+  // directory, or a file:// URI.
+  std::string resolve_mesh_path(const std::string& uri) const {
+    std::string path = uri;
+    if (path.rfind("file://", 0) == 0) path = path.substr(7);
+    if (path.find("://") != std::string::npos) {
+      throw GeometryError("cannot resolve '" + uri + "' (only file paths and file:// URIs are supported)");
+    }
+    if (!path.empty() && path[0] != '/') {
+      const std::size_t slash = source_.find_last_of('/');
+      path = (slash == std::string::npos ? std::string(".") : source_.substr(0, slash)) + "/" + path;
+    }
+    return path;
   }
 
   // <plume><contact link="…" mu="…" restitution="…" stiffness="…" damping="…"/></plume>
@@ -550,6 +592,7 @@ class Loader {
   std::set<std::string> visited_;
   std::vector<CollisionShape> shapes_;
   std::vector<std::string> parser_warnings_;
+  std::map<std::string, std::shared_ptr<const ConvexHull>> hulls_;  // by resolved file and scale
 };
 
 }  // namespace

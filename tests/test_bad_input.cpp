@@ -372,7 +372,7 @@ TEST(BadInput, MeshOnlyCollision) {
   ASSERT_EQ(j["warnings"].size(), 1u) << j["warnings"];
   const std::string w = j["warnings"][0];
   EXPECT_EQ(w.rfind(urdf + ":2: link 'body': ", 0), 0u) << w;
-  EXPECT_NE(w.find("mesh (package://rock/rock.stl)"), std::string::npos) << w;
+  EXPECT_NE(w.find("mesh 'package://rock/rock.stl'"), std::string::npos) << w;
   EXPECT_NE(w.find("not usable for contact"), std::string::npos) << w;
 
   // API: the detector leaves the mesh out, names it with its link, and says
@@ -387,7 +387,7 @@ TEST(BadInput, MeshOnlyCollision) {
   ASSERT_EQ(detector.warnings().size(), 1u);
   const std::string dw = detector.warnings()[0];
   EXPECT_NE(dw.find("'body/collision_0' (link 'body')"), std::string::npos) << dw;
-  EXPECT_NE(dw.find("mesh geometry is not supported for contact"), std::string::npos) << dw;
+  EXPECT_NE(dw.find("mesh 'package://rock/rock.stl' is not usable for contact"), std::string::npos) << dw;
   EXPECT_NE(dw.find("touches nothing"), std::string::npos) << dw;
 
   // A link that keeps another shape: only the mesh is ignored.

@@ -20,6 +20,7 @@
 #include "plume/algorithms/rnea.hpp"
 #include "plume/contact/contact_jacobian.hpp"
 #include "plume/contact/detection.hpp"
+#include "plume/geometry/convex_hull.hpp"
 #include "test_utils.hpp"
 
 // ---- malloc counting (copied from test_allocation.cpp) ---------------------------------------
@@ -374,6 +375,42 @@ TEST(ContactKinematics, BoxesAgainstSpheresCapsulesCylindersAndBoxes) {
   for (const PairScenario& sc : scenarios) {
     const FdStats st = run_pair_scenario(sc, 40);
     expect_within_tolerance(st, sc.name);
+    all.merge(st);
+  }
+  for (FeaturePair t : {FeaturePair::PointPoint, FeaturePair::LinePoint, FeaturePair::LineLine, FeaturePair::FacePoint,
+                        FeaturePair::FaceRim, FeaturePair::RimPoint}) {
+    EXPECT_GT(all.types[t], 0) << type_name(t);
+  }
+}
+
+// A collision mesh's hull: 14 points on an ellipsoid, so that faces, edges
+// and vertices all meet other shapes at general angles.
+Mesh ellipsoid_hull(double a, double b, double c) {
+  std::mt19937_64 g(77);
+  std::normal_distribution<double> n01;
+  std::vector<Vec3> pts;
+  for (int i = 0; i < 14; ++i) pts.push_back(Vec3(n01(g), n01(g), n01(g)).normalized().cwiseProduct(Vec3(a, b, c)));
+  Mesh m;
+  m.filename = m.resolved = "ellipsoid.stl";
+  m.hull = std::make_shared<const ConvexHull>(ConvexHull::from_points(pts));
+  return m;
+}
+
+TEST(ContactKinematics, HullsAgainstEveryShape) {
+  FdStats all;
+  const Mesh hull = ellipsoid_hull(0.3, 0.25, 0.2);
+  const std::vector<PairScenario> scenarios = {
+      {"plane-hull", {{"mesh", hull}}, {}, {ground_plane("ground", Vec3(0.1, -0.2, 1.0), Vec3::Zero())}, 0.3},
+      {"hull-sphere", {{"ball", Sphere{0.1}}, {"point", Sphere{0.0}}}, {{"mesh", hull}}, {}, 0.4},
+      {"hull-capsule", {{"pill", Capsule{0.1, 1.0}}}, {{"mesh", hull}}, {}, 0.4},
+      {"hull-cylinder", {{"can", Cylinder{0.2, 0.5}}}, {{"mesh", hull}}, {}, 0.4},
+      {"hull-box", {{"block", Box{Vec3(0.4, 0.3, 0.3)}}}, {{"mesh", hull}}, {}, 0.4},
+      {"hull-hull", {{"other", ellipsoid_hull(0.2, 0.3, 0.25)}}, {{"mesh", hull}}, {}, 0.4},
+  };
+  for (const PairScenario& sc : scenarios) {
+    const FdStats st = run_pair_scenario(sc, 40, 0.3);
+    expect_within_tolerance(st, sc.name);
+    EXPECT_GT(st.checked, 20) << sc.name;
     all.merge(st);
   }
   for (FeaturePair t : {FeaturePair::PointPoint, FeaturePair::LinePoint, FeaturePair::LineLine, FeaturePair::FacePoint,

@@ -50,8 +50,23 @@ enum class RootJoint { Fixed, FreeFlyer, Planar };
 RootJoint parse_root_joint(const std::string& text);
 const char* to_string(RootJoint root);
 
+/// What the loader does with collision meshes (`<collision><geometry><mesh>`).
+enum class CollisionMeshes {
+  /// Read each mesh (STL, OBJ, COLLADA) and compute its convex hull; a mesh
+  /// that cannot be found, read or hulled is an error naming the link, the
+  /// file and, for package:// URIs, every place searched.
+  Load,
+  /// As Load, but such a mesh is kept unusable for contact (Mesh::problem
+  /// says why) and listed in Model::warnings(); a World refuses it later.
+  IfFound,
+  /// Do not read meshes (dynamics only: H, C, Jacobians never need them).
+  Skip
+};
+
 struct LoadOptions {
   RootJoint root = RootJoint::Fixed;
+  /// Collision meshes: read when found (the default), required, or skipped.
+  CollisionMeshes collision_meshes = CollisionMeshes::IfFound;
   /// Reject mimic joints instead of loading them as independent joints.
   bool reject_mimic = false;
   /// Gravity stored in the model.

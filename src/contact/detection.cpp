@@ -8,6 +8,7 @@
 #include <string>
 
 #include "narrowphase.hpp"
+#include "plume/geometry/convex_hull.hpp"
 #include "plume/configuration.hpp"
 #include "plume/contact/contact_jacobian.hpp"
 
@@ -33,7 +34,17 @@ double bounding_radius(const Geometry& g) {
   if (const auto* b = std::get_if<Box>(&g)) return b->half_extents().norm();
   if (const auto* c = std::get_if<Cylinder>(&g)) return std::hypot(0.5 * c->length, c->radius);
   if (const auto* k = std::get_if<Capsule>(&g)) return 0.5 * k->length + k->radius;
-  return std::numeric_limits<double>::infinity();  // planes (and meshes, never paired)
+  if (const auto* m = std::get_if<Mesh>(&g)) {
+    if (m->hull) return m->hull->radius();
+  }
+  return std::numeric_limits<double>::infinity();  // planes (and meshes without a hull, never paired)
+}
+
+// The polytope the hull kernels use for a shape (meshes and boxes).
+std::shared_ptr<const ConvexHull> polytope(const Geometry& g) {
+  if (const auto* m = std::get_if<Mesh>(&g)) return m->hull;
+  if (const auto* b = std::get_if<Box>(&g)) return std::make_shared<const ConvexHull>(ConvexHull::box(b->size));
+  return nullptr;
 }
 
 std::string detector_shape_label(const DetectorShape& s) {
@@ -104,7 +115,7 @@ ContactDetector::ContactDetector(const Model& model, std::vector<EnvironmentShap
   for (const CollisionShape& s : model.collisions()) {
     check_geometry(s.geometry, robot_shape_label(s));
     shapes_.push_back(DetectorShape{s.name, s.body, s.placement, s.geometry, s.material, false,
-                                    bounding_radius(s.geometry)});
+                                    bounding_radius(s.geometry), polytope(s.geometry)});
   }
   num_robot_shapes_ = static_cast<int>(shapes_.size());
   for (EnvironmentShape& s : environment) {
@@ -112,7 +123,9 @@ ContactDetector::ContactDetector(const Model& model, std::vector<EnvironmentShap
     check_geometry(s.geometry, what);
     check_placement(s.placement, what);
     const double radius = bounding_radius(s.geometry);
-    shapes_.push_back(DetectorShape{std::move(s.name), 0, s.placement, std::move(s.geometry), s.material, true, radius});
+    std::shared_ptr<const ConvexHull> hull = polytope(s.geometry);
+    shapes_.push_back(DetectorShape{std::move(s.name), 0, s.placement, std::move(s.geometry), s.material, true, radius,
+                                    std::move(hull)});
   }
   // Shapes detection cannot use (meshes) are left out, each named with its
   // link. A link whose collision shapes are all unusable (a mesh-only
@@ -138,8 +151,10 @@ ContactDetector::ContactDetector(const Model& model, std::vector<EnvironmentShap
                       " has no other collision shape: it touches nothing";
       }
     }
-    warnings_.push_back(label + ": " + geometry_name(shapes_[i].geometry) +
-                        " geometry is not supported for contact; " + consequence);
+    const Mesh* mesh = std::get_if<Mesh>(&shapes_[i].geometry);
+    const std::string why = mesh && !mesh->problem.empty() ? "mesh '" + mesh->filename + "' is not usable for contact (" + mesh->problem + ")"
+                                                           : std::string(geometry_name(shapes_[i].geometry)) + " geometry is not supported for contact";
+    warnings_.push_back(label + ": " + why + "; " + consequence);
   }
 
   // Candidate pairs by the rules in the class comment.
@@ -185,6 +200,7 @@ detail::PlacedShape place(const DetectorShape& s, const Data& data) {
   const Transform X = s.body == 0 ? s.placement : s.placement * data.X0[s.body];  // X_shape_world
   detail::PlacedShape p;
   p.geometry = &s.geometry;
+  p.hull = s.hull.get();
   p.R = X.E().transpose();
   p.p = X.r();
   return p;

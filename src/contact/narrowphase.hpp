@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "features.hpp"
+#include "plume/geometry/convex_hull.hpp"
 
 namespace plume::detail {
 
@@ -16,6 +17,7 @@ namespace plume::detail {
 /// coordinates) and origin p.
 struct PlacedShape {
   const Geometry* geometry = nullptr;
+  const ConvexHull* hull = nullptr;  ///< meshes: their hull; boxes: the box as a hull
   Mat3 R;
   Vec3 p;
 };
@@ -30,6 +32,8 @@ class ContactEmitter {
   /// feature 1 is on the kernel's shape A (first_on_A) or B; the features in
   /// world coordinates. Kept if its gap is below the margin.
   void emit(int feature, bool first_on_A, const WorldFeatures& f);
+  /// Contacts with a gap below this are kept.
+  double margin() const { return margin_; }
 
  private:
   const Data& data_;
@@ -49,6 +53,16 @@ int kernel_max_contacts(std::uint8_t kernel);
 /// Runs a kernel on shapes (A, B) in the kernel's order.
 void run_kernel(std::uint8_t kernel, const PlacedShape& A, const PlacedShape& B, const DetectionOptions& options,
                 ContactEmitter& emitter);
+
+/// The kernels with a convex hull on one side (hull_narrowphase.cpp); A and
+/// B are in the order of each name. box_hull uses the box's hull.
+void plane_hull(const PlacedShape& A, const PlacedShape& B, const DetectionOptions& o, ContactEmitter& out);
+void hull_sphere(const PlacedShape& A, const PlacedShape& B, const DetectionOptions& o, ContactEmitter& out);
+void hull_capsule(const PlacedShape& A, const PlacedShape& B, const DetectionOptions& o, ContactEmitter& out);
+void hull_cylinder(const PlacedShape& A, const PlacedShape& B, const DetectionOptions& o, ContactEmitter& out);
+void hull_hull(const PlacedShape& A, const PlacedShape& B, const DetectionOptions& o, ContactEmitter& out);
+/// The most contacts a hull kernel emits for one pair.
+constexpr int kHullMaxContacts = 8;
 
 /// Contact id of a shape contact: the pair index and the feature code.
 inline std::uint64_t shape_contact_id(int pair, int feature) {

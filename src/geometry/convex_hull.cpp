@@ -234,6 +234,12 @@ void ConvexHull::finish() {
   for (const Edge& e : edges_) {
     if (e.face1 == -1) throw GeometryError("convex hull: the surface is not closed");
   }
+  vertex_faces_.assign(vertices_.size(), {});
+  for (int f = 0; f < num_faces(); ++f) {
+    for (int k = 0; k < faces_[static_cast<std::size_t>(f)].count; ++k) {
+      vertex_faces_[static_cast<std::size_t>(face_vertex(f, k))].push_back(f);
+    }
+  }
   neighbours_.assign(vertices_.size(), {});
   for (const Edge& e : edges_) {
     neighbours_[static_cast<std::size_t>(e.v0)].push_back(e.v1);

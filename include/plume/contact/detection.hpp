@@ -61,6 +61,7 @@
 /// skipped before the narrow phase.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -157,6 +158,9 @@ struct DetectorShape {
   /// for planes): detect() skips pairs whose spheres are further apart than
   /// the margin.
   double bounding_radius = 0.0;
+  /// The shape as a convex polytope where the narrow phase needs one:
+  /// a mesh's convex hull, a box's 8 corners (null otherwise).
+  std::shared_ptr<const ConvexHull> hull;
 };
 
 /// A candidate pair; a is the environment / world side or the lower body index.

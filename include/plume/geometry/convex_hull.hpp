@@ -65,6 +65,8 @@ class ConvexHull {
   const std::vector<int>& face_support(int f) const { return face_support_[static_cast<std::size_t>(f)]; }
   /// The vertices joined to vertex k by an edge.
   const std::vector<int>& neighbours(int k) const { return neighbours_[static_cast<std::size_t>(k)]; }
+  /// The faces that vertex k belongs to.
+  const std::vector<int>& vertex_faces(int k) const { return vertex_faces_[static_cast<std::size_t>(k)]; }
 
   /// The vertex farthest along direction d (hill climbing from `start`).
   int support(const Vec3& d, int start = 0) const;
@@ -88,6 +90,7 @@ class ConvexHull {
   std::vector<int> loop_edge_;  // the edge of each loop side
   std::vector<Edge> edges_;
   std::vector<std::vector<int>> neighbours_;
+  std::vector<std::vector<int>> vertex_faces_;
   std::vector<std::vector<int>> face_support_;
   double volume_ = 0.0;
   Vec3 centroid_ = Vec3::Zero();
