@@ -145,7 +145,7 @@ void ModelBuilder::add_collision(const CollisionShape& shape) {
 
 std::vector<int> ModelBuilder::append_model(const Model& model, int parent,
                                             const Transform& placement,
-                                            const std::string& prefix) {
+                                            const std::string& prefix, bool with_collisions) {
   if (parent < 0 || parent >= nbodies()) {
     throw ModelError("append_model: parent index " + std::to_string(parent) + " does not exist");
   }
@@ -182,6 +182,7 @@ std::vector<int> ModelBuilder::append_model(const Model& model, int parent,
     frames_.push_back(g);
   }
   for (const CollisionShape& s : model.collisions()) {
+    if (!with_collisions) break;
     CollisionShape c = s;
     c.name = prefix + s.name;
     c.link = prefix + s.link;

@@ -402,31 +402,24 @@ TEST(BadInput, MeshOnlyCollision) {
   EXPECT_NE(mixed_detector.warnings()[0].find("'foot_mesh' (link 'foot')"), std::string::npos);
   EXPECT_EQ(mixed_detector.warnings()[0].find("touches nothing"), std::string::npos) << mixed_detector.warnings()[0];
 
-  // The command line: the run itself is valid (status 0), and stderr holds
-  // one warning naming the shape and its link in the world's model.
+  // The command line: a world cannot use the mesh-only robot (it would fall
+  // through everything): one line naming the model, the link, the mesh and
+  // the fix, status 1, and nothing simulated.
   const std::string world =
       s.write("rock_world.xml", ball_world("duration=\"0.3\"", "<state q=\"0 0 0.2  0 0 0 1\"/>", urdf));
   const std::string out = (s.dir() / "out").string();
-  const CliRun sim = run_cli(s, {"simulate", world, "--out", out, "--no-plots"});
-  EXPECT_EQ(sim.status, 0) << sim.err;
-  const std::vector<std::string> lines = lines_of(sim.err);
-  ASSERT_EQ(lines.size(), 1u) << sim.err;
-  EXPECT_EQ(lines[0].rfind("plume: warning: collision shape 'ball/body/collision_0' (link 'ball/body'): mesh", 0), 0u)
-      << lines[0];
-  EXPECT_NE(lines[0].find("touches nothing"), std::string::npos) << lines[0];
-  const nlohmann::json sj = summary(out);
-  EXPECT_EQ(sj["status"], "finished");
-  ASSERT_EQ(sj["warnings"].size(), 1u) << sj["warnings"];
-  EXPECT_EQ("plume: warning: " + sj["warnings"][0].get<std::string>(), lines[0]);
-
-  // API: the same warning from the Simulator, and the rock indeed falls
-  // through the ground (nothing stops it).
-  const Scenario sc = load_world(world);
-  Simulator simulator(sc.world, sc.options);
-  ASSERT_EQ(simulator.warnings().size(), 1u);
-  EXPECT_EQ("plume: warning: " + simulator.warnings()[0], lines[0]);
-  simulator.run();
-  EXPECT_LT(simulator.q()(2), 0.0) << "no contact holds a mesh-only body";
+  const std::string line = expect_one_line(run_cli(s, {"simulate", world, "--out", out, "--no-plots"}), 1,
+                                           {"<model>: ", "link 'body'", "mesh 'package://rock/rock.stl'", "collision=\"none\""});
+  EXPECT_THROW(load_world(world), WorldError);
+  // In code: the same refusal from WorldBuilder::build, unless the model is
+  // declared contact-free.
+  WorldBuilder wb;
+  wb.add_model("rock", m);
+  wb.add_environment(ground_plane());
+  EXPECT_THROW(wb.build(), WorldError);
+  wb.set_collision("rock", false);
+  const World contact_free = wb.build();
+  EXPECT_TRUE(contact_free.model().collisions().empty());
 
   // A world whose models all have usable shapes has no warnings.
   const std::string fine = s.write("ball_world.xml", ball_world());
@@ -621,7 +614,7 @@ TEST(BadInput, StepSizeUnderflow) {
 TEST(BadInput, StepUnderflowKeepsPartialOutputs) {
   Scratch s;
   const std::string world = s.write(
-      "late.xml", "<world><model name=\"dp\" urdf=\"" + model("double_pendulum.urdf") +
+      "late.xml", "<world><model name=\"dp\" collision=\"none\" urdf=\"" + model("double_pendulum.urdf") +
                       "\"><state q=\"2.5 -2\" v=\"3 0\"/></model>\n<simulate duration=\"5\" output_rate=\"100\" "
                       "abs_tol=\"1e-12\" rel_tol=\"1e-12\" min_step=\"2e-3\" initial_step=\"2e-3\"/></world>\n");
   const std::string out = (s.dir() / "out").string();

@@ -311,7 +311,7 @@ TEST(SimulateCli, AnInterruptedRunSaysSoAndLeavesWholeFiles) {
   TempDir tmp;
   // A double pendulum swinging for "ever": stopped by SIGINT after a second.
   const std::string world = tmp.write(
-      "swing.xml", "<world><model name=\"p\" urdf=\"" + kModels +
+      "swing.xml", "<world><model name=\"p\" collision=\"none\" urdf=\"" + kModels +
                        "/double_pendulum.urdf\"><state q=\"1 -0.5\"/></model>"
                        "<simulate duration=\"1e6\" output_rate=\"100\"/></world>");
   const fs::path out = tmp.path / "out";

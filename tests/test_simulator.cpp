@@ -22,6 +22,7 @@ World single(const std::string& name, const Model& m, const VectorX& q0, const V
              bool ground = true) {
   WorldBuilder wb;
   wb.add_model(name, m, q0, v0);
+  if (m.collisions().empty()) wb.set_collision(name, false);  // a pendulum: nothing to touch
   if (ground) wb.add_environment(ground_plane());
   ContactParameters cp;
   cp.mu = mu;

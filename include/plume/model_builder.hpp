@@ -63,10 +63,11 @@ class ModelBuilder {
   /// Appends every body, frame and shape of `model` below `parent`. Bodies
   /// attached to the model's world are attached to `parent` with their Xtree
   /// preceded by `placement` (X_modelworld_parent); names get `prefix`.
+  /// Collision shapes come along unless `with_collisions` is false.
   /// @returns the index in the new model of each body of `model` (entry 0 is
   /// `parent`).
   std::vector<int> append_model(const Model& model, int parent, const Transform& placement,
-                               const std::string& prefix);
+                               const std::string& prefix, bool with_collisions = true);
 
   void set_gravity(const Vec3& g);
   void add_warning(const std::string& warning);

@@ -117,6 +117,44 @@ void WorldBuilder::set_state(const std::string& name, const std::optional<Vector
   throw WorldError("no model named '" + name + "'");
 }
 
+void WorldBuilder::set_collision(const std::string& name, bool enabled) {
+  for (Entry& e : entries_) {
+    if (e.name == name) {
+      e.collision = enabled;
+      return;
+    }
+  }
+  throw WorldError("no model named '" + name + "'");
+}
+
+namespace {
+
+// A model in contact must have collision geometry contact can use: every
+// mesh loaded and hulled, and at least one shape if anything moves.
+void check_collision_geometry(const std::string& name, const Model& model) {
+  std::string problems;
+  int usable = 0;
+  for (const CollisionShape& s : model.collisions()) {
+    if (usable_for_contact(s.geometry)) {
+      ++usable;
+      continue;
+    }
+    const Mesh* mesh = std::get_if<Mesh>(&s.geometry);
+    problems += (problems.empty() ? "" : "; ") + std::string("link '") + s.link + "': collision '" + s.name + "': " +
+                (mesh ? "mesh '" + mesh->filename + "': " + (mesh->problem.empty() ? "no convex hull" : mesh->problem)
+                      : std::string(geometry_name(s.geometry)) + " is not usable for contact");
+  }
+  const std::string fix = "; give the model usable collision shapes (resolve its meshes with package_dirs, or replace "
+                          "them with <collision link=\"…\"> primitives), or take it out of contact with "
+                          "<model collision=\"none\"> (WorldBuilder::set_collision(\"" + name + "\", false))";
+  if (!problems.empty()) throw WorldError("model '" + name + "': collision geometry cannot be used: " + problems + fix);
+  if (usable == 0 && model.nv() > 0) {
+    throw WorldError("model '" + name + "' has moving bodies but no collision shape, so it would pass through everything" + fix);
+  }
+}
+
+}  // namespace
+
 void WorldBuilder::add_environment(const EnvironmentShape& shape) {
   for (const EnvironmentShape& s : environment_) {
     if (s.name == shape.name) throw WorldError("two environment shapes named '" + shape.name + "'");
@@ -163,7 +201,8 @@ World WorldBuilder::build() const {
     wm.nq = e.model.nq();
     wm.nv = e.model.nv();
     wm.source = e.source;
-    b.append_model(e.model, 0, Transform::Identity(), e.name + "/");
+    if (e.collision) check_collision_geometry(e.name, e.model);
+    b.append_model(e.model, 0, Transform::Identity(), e.name + "/", e.collision);
     w.q0_.segment(wm.q_index, wm.nq) = e.q0;
     w.v0_.segment(wm.v_index, wm.nv) = e.v0;
     w.models_.push_back(wm);

@@ -120,6 +120,7 @@ struct ModelEntry {
   urdf::RootJoint root = urdf::RootJoint::Fixed;
   Model model;
   VectorX q0;  // its initial configuration (neutral unless <state q> says otherwise)
+  bool collision = true;  // collision="none" takes it out of contact
 };
 
 class WorldReader {
@@ -441,7 +442,12 @@ class WorldReader {
     try {
       scenario.world = builder.build();
     } catch (const Error& err) {
-      fail(world, err.what());
+      // A model's collision geometry: name the <model> element.
+      const std::string what = err.what();
+      for (const XMLElement* m : models) {
+        if (what.rfind("model '" + trim(*attribute(m, "name")) + "'", 0) == 0) fail(m, what);
+      }
+      fail(world, what);
     }
 
     // Pair overrides must name something in the world (a typo would silently do nothing).
@@ -462,7 +468,7 @@ class WorldReader {
   // ---- models ----------------------------------------------------------------------------------
 
   ModelEntry read_model(const XMLElement* m, const Vec3& gravity) const {
-    check_attributes(m, {"name", "urdf", "root"});
+    check_attributes(m, {"name", "urdf", "root", "collision"});
     check_no_text(m);
     ModelEntry entry;
     entry.element = m;
@@ -478,9 +484,16 @@ class WorldReader {
     } catch (const Error&) {
       fail(m, "root=\"" + root + "\" is not one of fixed, free, planar");
     }
+    const std::string collision = trim(attribute(m, "collision").value_or("all"));
+    if (collision != "all" && collision != "none") {
+      fail(m, "collision=\"" + collision + "\" is not one of all, none");
+    }
+    entry.collision = collision == "all";
     urdf::LoadOptions options;
     options.root = entry.root;
     options.gravity = gravity;
+    // A model in contact needs its collision meshes: a missing one is an error here.
+    options.collision_meshes = entry.collision ? urdf::CollisionMeshes::Load : urdf::CollisionMeshes::Skip;
     try {
       entry.model = urdf::load(entry.path, options);
     } catch (const Error& err) {
@@ -498,7 +511,13 @@ class WorldReader {
       } else if (why.rfind(entry.path + ":", 0) == 0) {
         why.replace(0, entry.path.size(), absolute.string());  // "PATH:LINE: …"
       }
-      fail(m, "model '" + entry.name + "': cannot load '" + urdf_attr + "'" + resolved + ": " + why);
+      // A collision mesh that cannot be used: say how to go on without it.
+      const std::string hint = why.find(": mesh '") != std::string::npos
+                                   ? "; resolve the mesh (package_dirs, --package-dir, ROS_PACKAGE_PATH), replace the "
+                                     "link's shapes with <collision link=\"…\"> primitives, or take the model out of "
+                                     "contact with <model collision=\"none\">"
+                                   : "";
+      fail(m, "model '" + entry.name + "': cannot load '" + urdf_attr + "'" + resolved + ": " + why + hint);
     }
     return entry;
   }
@@ -521,6 +540,7 @@ class WorldReader {
     }
     try {
       builder.add_model(entry.name, entry.model, q, v, entry.path);
+      builder.set_collision(entry.name, entry.collision);
     } catch (const Error& err) {
       fail(state ? state : entry.element, err.what());
     }

@@ -12,7 +12,7 @@
 /// plume::WorldBuilder wb;
 /// wb.add_model("quad", plume::urdf::load("quadruped.urdf", {plume::urdf::RootJoint::FreeFlyer}));
 /// wb.add_environment(plume::ground_plane());
-/// wb.set_default_contact({.mu = 1.0, .restitution = 0.0});
+/// wb.set_default_contact({/*mu=*/1.0, /*restitution=*/0.0});
 /// plume::World world = wb.build();
 /// ```
 
@@ -96,6 +96,11 @@ class WorldBuilder {
   /// @throws WorldError on a duplicate name or a wrong-size state.
   int add_model(const std::string& name, const Model& model, const std::optional<VectorX>& q0 = std::nullopt,
                 const std::optional<VectorX>& v0 = std::nullopt, const std::string& source = "<code>");
+  /// Takes a model out of contact (`enabled` false: its collision shapes are
+  /// left out of the world), or back in. A world file says
+  /// `<model collision="none">`.
+  /// @throws WorldError if no model has that name.
+  void set_collision(const std::string& name, bool enabled);
   /// Sets the initial state of an added model.
   void set_state(const std::string& name, const std::optional<VectorX>& q0, const std::optional<VectorX>& v0);
   void add_environment(const EnvironmentShape& shape);
@@ -103,8 +108,12 @@ class WorldBuilder {
   void set_default_contact(const ContactParameters& parameters);
   void add_pair_contact(const ContactPairParameters& pair);
   void set_self_collision(bool on);
-  /// @throws WorldError on invalid parameters (μ < 0, e ∉ [0, 1], …) or a
-  /// non-unit quaternion in the initial state.
+  /// @throws WorldError on invalid parameters (μ < 0, e ∉ [0, 1], …), a
+  /// non-unit quaternion in the initial state, or a model in contact whose
+  /// collision geometry cannot be used: a mesh that was not found, read or
+  /// hulled (the message names the link, the file and why), or moving bodies
+  /// with no collision shape at all. Such a model needs usable shapes or
+  /// set_collision(name, false).
   World build() const;
 
  private:
@@ -113,6 +122,7 @@ class WorldBuilder {
     Model model;
     VectorX q0, v0;
     std::string source;
+    bool collision = true;
   };
   std::vector<Entry> entries_;
   std::vector<EnvironmentShape> environment_;
