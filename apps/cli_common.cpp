@@ -10,9 +10,10 @@
 
 namespace plume::cli {
 
-Model load_model(const std::string& path, const std::string& root) {
+Model load_model(const std::string& path, const std::string& root, urdf::CollisionMeshes meshes) {
   urdf::LoadOptions options;
   options.root = urdf::parse_root_joint(root);
+  options.collision_meshes = meshes;
   return urdf::load(path, options);
 }
 

@@ -12,7 +12,9 @@
 namespace plume::cli {
 
 /// Loads MODEL.urdf with the --root option ("fixed", "free", "planar").
-Model load_model(const std::string& path, const std::string& root);
+/// Loads a URDF for a command; dynamics-only commands skip collision meshes.
+Model load_model(const std::string& path, const std::string& root,
+                 urdf::CollisionMeshes meshes = urdf::CollisionMeshes::IfFound);
 
 /// `text` as quoted in a message: control characters written as \xHH, so
 /// that the message stays on one line whatever the argument holds.

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli_common.hpp"
+#include "plume/geometry/convex_hull.hpp"
 
 namespace plume::cli {
 
@@ -28,6 +29,14 @@ json geometry_json(const Geometry& g) {
   if (const auto* m = std::get_if<Mesh>(&g)) {
     j["filename"] = m->filename;
     j["scale"] = to_json(m->scale);
+    j["resolved"] = m->resolved;
+    if (m->hull) {
+      j["hull_vertices"] = m->hull->num_vertices();
+      j["hull_faces"] = m->hull->num_faces();
+      j["hull_volume"] = m->hull->volume();
+    } else {
+      j["problem"] = m->problem;
+    }
   }
   return j;
 }
@@ -129,8 +138,15 @@ void print_text(const Model& m, const std::string& root) {
   std::cout << "\ncollision shapes:\n";
   if (m.collisions().empty()) std::cout << "  none\n";
   for (const CollisionShape& s : m.collisions()) {
-    std::cout << "  " << s.name << ": " << geometry_name(s.geometry) << " on " << m.body_name(s.body)
-              << (usable_for_contact(s.geometry) ? "" : " (not usable for contact)") << "\n";
+    std::cout << "  " << s.name << ": " << geometry_name(s.geometry) << " on " << m.body_name(s.body);
+    if (const auto* mesh = std::get_if<Mesh>(&s.geometry)) {
+      std::cout << " '" << mesh->filename << "'";
+      if (mesh->hull) {
+        std::cout << " -> " << mesh->resolved << " (convex hull: " << mesh->hull->num_vertices() << " vertices, "
+                  << mesh->hull->num_faces() << " faces)";
+      }
+    }
+    std::cout << (usable_for_contact(s.geometry) ? "" : " (not usable for contact)") << "\n";
   }
   if (!m.warnings().empty()) {
     std::cout << "\nwarnings:\n";

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <unistd.h>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -16,7 +19,12 @@
 #include "plume/algorithms/rnea.hpp"
 #include "plume/configuration.hpp"
 #include "plume/data.hpp"
+#include "plume/algorithms/kinematics.hpp"
+#include "plume/contact/detection.hpp"
 #include "plume/error.hpp"
+#include "plume/geometry/convex_hull.hpp"
+#include "plume/geometry/mesh.hpp"
+#include "plume/model_builder.hpp"
 #include "plume/sim/simulator.hpp"
 #include "plume/sim/world_file.hpp"
 #include "plume/urdf.hpp"
@@ -164,6 +172,77 @@ void vector_input(const std::uint8_t* data, std::size_t size, const Options& opt
       aba(m, d, qq, v, tau);
       rnea(m, d, qq, v, tau);
     }
+  } catch (const Error& e) {
+    check_message(e, options);
+  }
+}
+
+namespace {
+
+// A hull that built: every contact it makes with a plane, a sphere, a box
+// and itself at a few poses is finite.
+void touch(const std::shared_ptr<const ConvexHull>& hull) {
+  Mesh mesh;
+  mesh.filename = mesh.resolved = "fuzz.stl";
+  mesh.hull = hull;
+  ModelBuilder b("fuzz_mesh");
+  const RigidInertia I = RigidInertia::from_mass_com_inertia(1.0, Vec3::Zero(), 0.01 * Mat3::Identity());
+  const int body = b.add_body("hull", 0, JointSpec::free_flyer("hull_joint"), Transform::Identity(), I);
+  b.add_collision(CollisionShape{"hull", "hull", body, Transform::Identity(), mesh, {}});
+  const int other = b.add_body("other", 0, JointSpec::free_flyer("other_joint"), Transform::Identity(), I);
+  b.add_collision(CollisionShape{"copy", "other", other, Transform::Identity(), mesh, {}});
+  b.add_collision(CollisionShape{"ball", "other", other, Transform::Identity(), Sphere{0.5 * hull->radius()}, {}});
+  b.add_collision(CollisionShape{"block", "other", other, Transform::from_pose(Mat3::Identity(), Vec3(0, 0, hull->radius())),
+                                 Box{Vec3::Constant(hull->radius())}, {}});
+  const Model m = b.build();
+  DetectionOptions opt;
+  opt.margin = 0.1 * (1.0 + hull->radius());
+  const ContactDetector det(m, {ground_plane()}, opt);
+  Data d(m);
+  std::vector<Contact> out;
+  for (int pose = 0; pose < 4; ++pose) {
+    VectorX q = neutral_configuration(m);
+    q.segment<4>(3) = Eigen::Quaterniond(Eigen::AngleAxisd(0.7 * pose, Vec3(1, 2, 3).normalized())).coeffs();
+    q(2) = 0.5 * pose * hull->radius();
+    q.segment<3>(7) = Vec3(0.3, -0.2, 0.9) * pose * hull->radius();
+    forward_kinematics(m, d, q);
+    det.detect(m, d, out);
+    for (const Contact& c : out) {
+      if (!std::isfinite(c.gap) || !c.normal.allFinite() || !c.point_a.allFinite() || !c.point_b.allFinite()) {
+        throw std::logic_error("a hull contact with a non-finite gap, normal or witness point");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void mesh_input(const std::uint8_t* data, std::size_t size, const Options& options) {
+  if (size < 1) return;
+  const int form = data[0] % 3;
+  ++data;
+  --size;
+  try {
+    std::shared_ptr<const ConvexHull> hull;
+    if (form == 0) {  // a point cloud
+      std::vector<Vec3> points;
+      for (std::size_t k = 0; k + 12 <= size && points.size() < 4096; k += 12) {
+        float x[3];
+        std::memcpy(x, data + k, sizeof x);
+        points.emplace_back(x[0], x[1], x[2]);
+      }
+      hull = std::make_shared<const ConvexHull>(ConvexHull::from_points(points, "fuzz point cloud"));
+    } else {  // an STL file (binary or ASCII: assimp tells them apart)
+      static const std::string path = "/tmp/plume_fuzz_mesh_" + std::to_string(::getpid()) + (form == 1 ? ".stl" : ".STL");
+      {
+        std::ofstream f(path, std::ios::binary | std::ios::trunc);
+        f.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+      }
+      const TriangleMesh m = read_mesh(path);
+      hull = std::make_shared<const ConvexHull>(ConvexHull::from_points(m.vertices, "mesh '" + path + "'"));
+    }
+    // Far-off or astronomically large clouds are valid but meaningless to touch.
+    if (hull->radius() < 1e6 && hull->radius() > 1e-6) touch(hull);
   } catch (const Error& e) {
     check_message(e, options);
   }

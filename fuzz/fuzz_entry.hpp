@@ -47,4 +47,11 @@ void world_input(const std::uint8_t* data, std::size_t size, const Options& opti
 /// the `plume dynamics` path on a model whose nq matches --q.
 void vector_input(const std::uint8_t* data, std::size_t size, const Options& options);
 
+/// The mesh path. The first byte picks the form of the rest: a point cloud
+/// (float32 triples) for ConvexHull::from_points, or the bytes of a binary
+/// or ASCII STL file for read_mesh; a hull that builds is then placed on a
+/// free body and touched by a plane, a sphere, a box and a copy of itself
+/// (every contact's gap, normal and witnesses must be finite).
+void mesh_input(const std::uint8_t* data, std::size_t size, const Options& options);
+
 }  // namespace plume::fuzz

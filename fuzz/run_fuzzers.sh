@@ -4,7 +4,7 @@
 #
 #   fuzz/run_fuzzers.sh BIN_DIR [SECONDS] [TARGET...]
 #
-# BIN_DIR holds fuzz_urdf, fuzz_world, fuzz_vector (a build with
+# BIN_DIR holds fuzz_urdf, fuzz_world, fuzz_vector, fuzz_mesh (a build with
 # -DPLUME_FUZZ=ON, e.g. build-asan/fuzz). Each target starts from a fresh
 # corpus seeded with models/ (URDFs, worlds), fuzz/seeds/<target>/ and the
 # kept regression inputs tests/fuzz_regressions/<target>/. Inputs that fail
@@ -17,7 +17,7 @@ bin=${1:?usage: run_fuzzers.sh BIN_DIR [SECONDS] [TARGET...]}
 seconds=${2:-60}
 shift $(( $# >= 2 ? 2 : 1 ))
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(urdf world vector)
+[ ${#targets[@]} -gt 0 ] || targets=(urdf world vector mesh)
 artifacts=${PLUME_FUZZ_ARTIFACTS:-$bin/artifacts}
 mkdir -p "$artifacts"
 work=$(mktemp -d)
@@ -27,6 +27,8 @@ trap 'rm -rf "$work"' EXIT
 # are built with -fno-sanitize-recover=undefined); print stacks.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# Leaks inside third-party libraries (fuzz/lsan.supp says which and why).
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$here/lsan.supp}
 
 failed=0
 for t in "${targets[@]}"; do

@@ -95,6 +95,11 @@ TEST(FuzzRegressions, VectorInputs) {
   RecordProperty("replayed", n);
 }
 
+TEST(FuzzRegressions, MeshInputs) {
+  const int n = replay(plume::fuzz::mesh_input, files_under(kRegressions / "mesh"), strict());
+  RecordProperty("replayed", n);
+}
+
 // The seed corpora the fuzzers start from: every model and world of the
 // project, and the hand-written seeds, pass the same contract.
 TEST(FuzzRegressions, SeedCorpora) {
@@ -104,4 +109,5 @@ TEST(FuzzRegressions, SeedCorpora) {
   EXPECT_GE(replay(plume::fuzz::world_input, with_extension(kModels / "worlds", ".xml"), o), 6);
   EXPECT_GE(replay(plume::fuzz::world_input, files_under(kSeeds / "world"), o), 1);
   EXPECT_GE(replay(plume::fuzz::vector_input, files_under(kSeeds / "vector"), o), 1);
+  EXPECT_GE(replay(plume::fuzz::mesh_input, files_under(kSeeds / "mesh"), o), 5);
 }
