@@ -63,7 +63,7 @@ TEST(ConvexHull, CubeCornersWithInteriorPoints) {
   EXPECT_NEAR(h.volume(), 1.0, 1e-12);
   EXPECT_LT(h.centroid().norm(), 1e-12);
   EXPECT_NEAR(h.radius(), std::sqrt(0.75), 1e-12);
-  EXPECT_NEAR(h.diameter(), std::sqrt(3.0), 1e-12);
+  EXPECT_NEAR(h.extent(), std::sqrt(3.0), 1e-12);
   for (const ConvexHull::Face& f : h.faces()) {
     EXPECT_EQ(f.count, 4);
     EXPECT_NEAR(f.offset, 0.5, 1e-12);

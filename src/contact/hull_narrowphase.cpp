@@ -66,7 +66,7 @@ struct HullView {
   Vec3 face_point(int f) const { return vertex(h.face_vertex(f, 0)); }
   const ConvexHull::Edge& edge(int e) const { return h.edges()[static_cast<std::size_t>(e)]; }
   Vec3 local(const Vec3& x) const { return R.transpose() * (x - p); }
-  double tol() const { return kRelTol * (1e-3 + h.diameter()); }
+  double tol() const { return kRelTol * (1e-3 + h.extent()); }
 };
 
 // Is the local point x over face f (its projection inside the polygon, up to tol)?
@@ -115,7 +115,8 @@ struct Scratch {
   std::vector<Candidate> candidates;
   std::vector<int> chosen;
   std::vector<ClipPoint> polygon, clipped;
-  std::vector<Vec3> vb;  // world vertices of hull B
+  std::vector<Vec3> vb;      // world vertices of hull B
+  std::vector<Vec3> na, nb;  // world face normals of hulls A and B
 };
 
 Scratch& scratch() {
@@ -290,7 +291,7 @@ bool edge_axis(const HullView& a, int e, const Vec3& x, const Vec3& d, double ha
   const double sign = n.dot(N0 + N1) >= 0.0 ? 1.0 : -1.0;
   n *= sign;
   if (!in_edge_cone(n, N0, N1)) return false;
-  if (n.dot(x - x0) - r < sep - kSatTol * (1.0 + a.h.diameter())) return false;
+  if (n.dot(x - x0) - r < sep - kSatTol * (1.0 + a.h.extent())) return false;
   f = features(FeaturePair::LineLine, x0, de, 0.0, x, d, r, sign);
   return true;
 }
@@ -422,12 +423,18 @@ void hull_cylinder(const PlacedShape& A, const PlacedShape& B, const DetectionOp
 
 void hull_hull(const PlacedShape& A, const PlacedShape& B, const DetectionOptions& o, ContactEmitter& out) {
   const HullView a(A), b(B);
-  const double size = std::max(a.h.diameter(), b.h.diameter());
+  const double size = std::max(a.h.extent(), b.h.extent());
   const double sat_tol = kSatTol * (1.0 + size);
   const double margin = out.margin();
   std::vector<Vec3>& vb = scratch().vb;
   vb.resize(b.h.vertices().size());
   for (int k = 0; k < b.h.num_vertices(); ++k) vb[static_cast<std::size_t>(k)] = b.vertex(k);
+  std::vector<Vec3>& na = scratch().na;
+  std::vector<Vec3>& nb = scratch().nb;
+  na.resize(a.h.faces().size());
+  nb.resize(b.h.faces().size());
+  for (int f = 0; f < a.h.num_faces(); ++f) na[static_cast<std::size_t>(f)] = a.normal(f);
+  for (int f = 0; f < b.h.num_faces(); ++f) nb[static_cast<std::size_t>(f)] = b.normal(f);
 
   // Face axes: the separation of the other hull from each face plane (its
   // support point found by hill climbing from the previous one).
@@ -435,17 +442,17 @@ void hull_hull(const PlacedShape& A, const PlacedShape& B, const DetectionOption
   int face_a = 0, face_b = 0;
   int hint = 0;
   for (int f = 0; f < a.h.num_faces(); ++f) {
-    const Vec3 N = a.normal(f);
+    const Vec3& N = na[static_cast<std::size_t>(f)];
     hint = b.h.support(-(b.R.transpose() * N), hint);
-    const double s = N.dot(vb[static_cast<std::size_t>(hint)]) - a.offset(f);
+    const double s = N.dot(vb[static_cast<std::size_t>(hint)] - a.p) - a.h.faces()[static_cast<std::size_t>(f)].offset;
     if (s > sep_a) sep_a = s, face_a = f;
     if (s > margin + sat_tol) return;
   }
   hint = 0;
   for (int f = 0; f < b.h.num_faces(); ++f) {
-    const Vec3 N = b.normal(f);
+    const Vec3& N = nb[static_cast<std::size_t>(f)];
     hint = a.h.support(-(a.R.transpose() * N), hint);
-    const double s = N.dot(a.vertex(hint)) - b.offset(f);
+    const double s = N.dot(a.vertex(hint) - b.p) - b.h.faces()[static_cast<std::size_t>(f)].offset;
     if (s > sep_b) sep_b = s, face_b = f;
     if (s > margin + sat_tol) return;
   }
@@ -457,17 +464,21 @@ void hull_hull(const PlacedShape& A, const PlacedShape& B, const DetectionOption
   const Vec3 centre_a = a.p + a.R * a.h.centroid();
   for (int i = 0; i < a.h.num_edges(); ++i) {
     const ConvexHull::Edge& ea = a.edge(i);
-    const Vec3 n0 = a.normal(ea.face0), n1 = a.normal(ea.face1);
+    const Vec3& n0 = na[static_cast<std::size_t>(ea.face0)];
+    const Vec3& n1 = na[static_cast<std::size_t>(ea.face1)];
     const Vec3 xa = a.vertex(ea.v0);
     const Vec3 da = a.vertex(ea.v1) - xa;
     const Vec3 n1xn0 = n1.cross(n0);
     for (int j = 0; j < b.h.num_edges(); ++j) {
       const ConvexHull::Edge& eb = b.edge(j);
-      const Vec3 c = -b.normal(eb.face0), d = -b.normal(eb.face1);
-      const double cba = c.dot(n1xn0), dba = d.dot(n1xn0);
-      const Vec3 dxc = d.cross(c);
+      // The arcs of A's edge (n0, n1) and of B's edge (−m0, −m1) cross.
+      const Vec3& m0 = nb[static_cast<std::size_t>(eb.face0)];
+      const Vec3& m1 = nb[static_cast<std::size_t>(eb.face1)];
+      const double cba = -m0.dot(n1xn0), dba = -m1.dot(n1xn0);
+      if (!(cba * dba < 0.0)) continue;
+      const Vec3 dxc = m1.cross(m0);
       const double adc = n0.dot(dxc), bdc = n1.dot(dxc);
-      if (!(cba * dba < 0.0 && adc * bdc < 0.0 && cba * bdc > 0.0)) continue;
+      if (!(adc * bdc < 0.0 && cba * bdc > 0.0)) continue;
       const Vec3& xb = vb[static_cast<std::size_t>(eb.v0)];
       const Vec3 db = vb[static_cast<std::size_t>(eb.v1)] - xb;
       Vec3 L = da.cross(db);

@@ -316,13 +316,13 @@ void ConvexHull::finish() {
     volume_ /= 6.0;
   }
   radius_ = 0.0;
-  diameter_ = 0.0;
-  for (std::size_t i = 0; i < vertices_.size(); ++i) {
-    radius_ = std::max(radius_, vertices_[i].norm());
-    for (std::size_t j = i + 1; j < vertices_.size(); ++j) {
-      diameter_ = std::max(diameter_, (vertices_[i] - vertices_[j]).norm());
-    }
+  Vec3 lo = vertices_.front(), hi = vertices_.front();
+  for (const Vec3& v : vertices_) {
+    radius_ = std::max(radius_, v.norm());
+    lo = lo.cwiseMin(v);
+    hi = hi.cwiseMax(v);
   }
+  extent_ = (hi - lo).norm();
 }
 
 int ConvexHull::support(const Vec3& d, int start) const {

@@ -77,8 +77,10 @@ class ConvexHull {
   const Vec3& centroid() const { return centroid_; }
   /// The largest distance of a vertex from the origin of the hull's frame.
   double radius() const { return radius_; }
-  /// Largest distance between two vertices.
-  double diameter() const { return diameter_; }
+  /// Diagonal of the vertices' axis-aligned bounding box (in the hull's
+  /// frame): the hull's size, for tolerances. At least the largest distance
+  /// between two vertices and at most √3 times it.
+  double extent() const { return extent_; }
   bool flat() const { return flat_; }
 
  private:
@@ -95,7 +97,7 @@ class ConvexHull {
   double volume_ = 0.0;
   Vec3 centroid_ = Vec3::Zero();
   double radius_ = 0.0;
-  double diameter_ = 0.0;
+  double extent_ = 0.0;
   bool flat_ = false;
 };
 
