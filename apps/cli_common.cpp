@@ -69,6 +69,57 @@ VectorX parse_vector(const std::string& text, const std::string& flag, Eigen::In
 }
 
 namespace {
+
+struct Component {
+  const char* name;
+  const char* unit;
+};
+
+// Names and units of a joint type's q and v components (the table of joint.hpp).
+void components(JointType type, std::vector<Component>& q, std::vector<Component>& v) {
+  switch (type) {
+    case JointType::Fixed: break;
+    case JointType::Revolute:
+    case JointType::Continuous:
+      q = {{"angle", "rad"}};
+      v = {{"angular_velocity", "rad/s"}};
+      break;
+    case JointType::Prismatic:
+      q = {{"position", "m"}};
+      v = {{"velocity", "m/s"}};
+      break;
+    case JointType::Planar:
+      q = {{"x", "m"}, {"y", "m"}, {"theta", "rad"}};
+      v = {{"vx", "m/s"}, {"vy", "m/s"}, {"omega_z", "rad/s"}};
+      break;
+    case JointType::FreeFlyer:
+      q = {{"x", "m"}, {"y", "m"}, {"z", "m"}, {"qx", ""}, {"qy", ""}, {"qz", ""}, {"qw", ""}};
+      v = {{"wx", "rad/s"}, {"wy", "rad/s"}, {"wz", "rad/s"}, {"vx", "m/s"}, {"vy", "m/s"}, {"vz", "m/s"}};
+      break;
+  }
+}
+
+}  // namespace
+
+nlohmann::ordered_json joint_coordinates(const Joint& joint, const std::string& model, const std::string& joint_name) {
+  std::vector<Component> q, v;
+  components(joint.type, q, v);
+  if (static_cast<int>(q.size()) != joint.nq || static_cast<int>(v.size()) != joint.nv) {
+    throw Error("joint '" + joint.name + "' has nq = " + std::to_string(joint.nq) + ", nv = " + std::to_string(joint.nv) +
+                ", not those of a " + to_string(joint.type) + " joint");
+  }
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  const auto add = [&](const char* prefix, int index, const Component& c) {
+    const std::string column = prefix + std::to_string(index);
+    out[column] = {{"column", column}, {"model", model},         {"joint", joint_name},
+                   {"type", to_string(joint.type)}, {"component", c.name}, {"unit", c.unit}};
+  };
+  for (int k = 0; k < joint.nq; ++k) add("q_", joint.q_index + k, q[static_cast<std::size_t>(k)]);
+  for (int k = 0; k < joint.nv; ++k) add("v_", joint.v_index + k, v[static_cast<std::size_t>(k)]);
+  return out;
+}
+
+namespace {
 nlohmann::json number(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 }  // namespace
 

@@ -28,6 +28,18 @@ VectorX parse_vector(const std::string& text, const std::string& flag);
 VectorX parse_vector(const std::string& text, const std::string& flag, Eigen::Index expected,
                      const std::string& what);
 
+/// The trajectory columns of one joint ("q_7", "v_6", … in trajectory.csv
+/// order), each {column, model, joint, type, component, unit}: `model` and
+/// `joint` as the user wrote them (the joint's URDF name, without the world's
+/// "model/" prefix). Components per joint type (joint.hpp): revolute and
+/// continuous "angle" [rad] / "angular_velocity" [rad/s]; prismatic
+/// "position" [m] / "velocity" [m/s]; planar "x", "y" [m], "theta" [rad] /
+/// "vx", "vy" [m/s], "omega_z" [rad/s]; free-flyer "x", "y", "z" [m] (in the
+/// parent frame), "qx", "qy", "qz", "qw" [unit quaternion] / "wx", "wy", "wz"
+/// [rad/s], "vx", "vy", "vz" [m/s] (body frame). Column numbers are
+/// joint.q_index + k and joint.v_index + k.
+nlohmann::ordered_json joint_coordinates(const Joint& joint, const std::string& model, const std::string& joint_name);
+
 nlohmann::json to_json(const VectorX& x);
 nlohmann::json to_json(const MatrixX& m);
 nlohmann::json to_json(const Vec3& x);

@@ -81,6 +81,7 @@ json model_json(const Model& m, const std::string& root) {
       jj["damping"] = m.damping()(j.v_index);
       jj["friction"] = m.friction()(j.v_index);
     }
+    jj["coordinates"] = json(joint_coordinates(j, m.name(), j.name));
     out["joints"].push_back(jj);
   }
   out["frames"] = json::array();

@@ -507,6 +507,34 @@ nlohmann::ordered_json number_or_null(double x) {
   return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr);
 }
 
+// Every trajectory column, in trajectory.csv's order (q_0 … q_{nq−1}, v_0 …
+// v_{nv−1}), keyed by its name: the model, joint and component it holds.
+nlohmann::ordered_json world_coordinates(const World& w) {
+  const Model& model = w.model();
+  std::vector<nlohmann::ordered_json> q(static_cast<std::size_t>(model.nq())), v(static_cast<std::size_t>(model.nv()));
+  for (const WorldModel& m : w.models()) {
+    const std::string prefix = m.name + "/";
+    for (int i = m.first_body; i < m.first_body + m.nbodies; ++i) {
+      const Joint& joint = model.joint(i);
+      const std::string name =
+          joint.name.compare(0, prefix.size(), prefix) == 0 ? joint.name.substr(prefix.size()) : joint.name;
+      const nlohmann::ordered_json columns = joint_coordinates(joint, m.name, name);
+      for (const nlohmann::ordered_json& entry : columns) {
+        const std::string column = entry["column"].get<std::string>();
+        const auto k = static_cast<std::size_t>(std::stoi(column.substr(2)));
+        (column[0] == 'q' ? q : v).at(k) = entry;
+      }
+    }
+  }
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const auto* list : {&q, &v}) {
+    for (const nlohmann::ordered_json& entry : *list) {
+      if (!entry.is_null()) out[entry["column"].get<std::string>()] = entry;
+    }
+  }
+  return out;
+}
+
 nlohmann::ordered_json summary_json(const Scenario& scenario, const SimulationOptions& options, const RunOutcome& run,
                                     const CsvRecorder* recorder, const fs::path& dir, const std::string& world_path,
                                     const PlotOutcome* plots) {
@@ -550,6 +578,7 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const SimulationOp
                       {"nv", m.nv}});
   }
   j["models"] = models;
+  j["coordinates"] = world_coordinates(w);
   j["world"] = world_path;
   j["output_dir"] = dir.string();
   j["controller"] = scenario.controller ? nlohmann::ordered_json{{"type", "pd"}, {"rate", 1.0 / scenario.controller_period}}

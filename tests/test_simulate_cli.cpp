@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -357,6 +358,110 @@ TEST(SimulateCli, Plots) {
   }
   EXPECT_EQ(listing(out2), expected);
   EXPECT_EQ(json::parse(read_text(out2 / "summary.json"))["plots"].size(), 3u);
+}
+
+// summary.json "coordinates" names every trajectory column; checked against
+// each model's own joint table (`plume info --json`, loaded on its own) shifted
+// by the model's place in the world, and against the initial state the world
+// file gives each model.
+TEST(SimulateCli, CoordinatesNameEveryTrajectoryColumn) {
+  TempDir tmp;
+  const std::string world = tmp.write(
+      "two.xml", "<world>\n"
+                 "  <model name=\"swing\" collision=\"none\" urdf=\"" + kModels + "/double_pendulum.urdf\">\n"
+                 "    <state q=\"0.25 -0.5\"/>\n"
+                 "  </model>\n"
+                 "  <model name=\"ball\" urdf=\"" + kModels + "/ball.urdf\" root=\"free\">\n"
+                 "    <state q=\"0.1 -0.2 0.3 0 0 0.6 0.8\"/>\n"
+                 "  </model>\n"
+                 "  <model name=\"rod\" urdf=\"" + kModels + "/rod.urdf\" root=\"planar\">\n"
+                 "    <state q=\"0.5 2 0.3\"/>\n"
+                 "  </model>\n"
+                 "  <ground/>\n"
+                 "  <simulate duration=\"0.01\" output_rate=\"100\"/>\n"
+                 "</world>\n");
+  const fs::path out = tmp.path / "out";
+  const CliRun r = run("simulate " + world + " --out " + out.string() + " --no-plots", tmp);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const json s = json::parse(read_text(out / "summary.json"));
+  ASSERT_TRUE(s.contains("coordinates"));
+  const json& coords = s["coordinates"];
+  const Csv traj = read_csv(out / "trajectory.csv");
+  // One entry per column, in the CSV's order; the headers themselves unchanged.
+  const int nq = s["nq"], nv = s["nv"];
+  EXPECT_EQ(traj.header, trajectory_header(nq, nv));
+  std::vector<std::string> columns = split(traj.header);
+  columns.erase(columns.begin());
+  ASSERT_EQ(coords.size(), columns.size());
+  std::vector<std::string> keys;
+  for (const auto& item : coords.items()) keys.push_back(item.key());
+  std::sort(keys.begin(), keys.end());
+  std::vector<std::string> sorted_columns = columns;
+  std::sort(sorted_columns.begin(), sorted_columns.end());
+  EXPECT_EQ(keys, sorted_columns);
+
+  std::set<std::string> seen;
+  const std::map<std::string, std::pair<std::string, std::string>> urdf = {
+      {"swing", {"double_pendulum.urdf", "fixed"}}, {"ball", {"ball.urdf", "free"}}, {"rod", {"rod.urdf", "planar"}}};
+  for (const json& m : s["models"]) {
+    const std::string name = m["name"];
+    const auto& [file, root] = urdf.at(name);
+    const CliRun info = run("info " + kModels + "/" + file + " --root " + root + " --json", tmp);
+    ASSERT_EQ(info.status, 0) << info.err;
+    const json model = json::parse(info.out);
+    const int q0 = m["q_index"], v0 = m["v_index"];
+    for (const json& j : model["joints"]) {
+      const int jq = j["q_index"], jv = j["v_index"], jnq = j["nq"], jnv = j["nv"];
+      // plume info lists the same entries per joint, numbered within the model.
+      ASSERT_EQ(j["coordinates"].size(), static_cast<std::size_t>(jnq + jnv)) << j["name"];
+      for (int k = 0; k < jnq + jnv; ++k) {
+        const bool is_q = k < jnq;
+        const std::string local = (is_q ? "q_" : "v_") + std::to_string(is_q ? jq + k : jv + k - jnq);
+        const std::string column = (is_q ? "q_" : "v_") + std::to_string(is_q ? q0 + jq + k : v0 + jv + k - jnq);
+        ASSERT_TRUE(coords.contains(column)) << column;
+        ASSERT_TRUE(j["coordinates"].contains(local)) << local;
+        const json& c = coords[column];
+        EXPECT_EQ(c["column"], column);
+        EXPECT_EQ(c["model"], name) << column;
+        EXPECT_EQ(c["joint"], j["name"]) << column;
+        EXPECT_EQ(c["type"], j["type"]) << column;
+        const json& own = j["coordinates"][local];
+        EXPECT_EQ(own["column"], local);
+        EXPECT_EQ(own["joint"], j["name"]);
+        EXPECT_EQ(own["component"], c["component"]) << column;
+        EXPECT_EQ(own["unit"], c["unit"]) << column;
+        seen.insert(column);
+      }
+    }
+  }
+  EXPECT_EQ(seen.size(), columns.size());  // every column belongs to exactly one joint
+
+  // The first row holds the world file's initial states under the names given.
+  const auto first = [&](const std::string& model, const std::string& component) {
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      const json& c = coords[columns[i]];
+      if (c["model"] == model && c["component"] == component && columns[i][0] == 'q') return traj.rows[0][i + 1];
+    }
+    ADD_FAILURE() << model << " has no component " << component;
+    return std::nan("");
+  };
+  EXPECT_EQ(first("ball", "x"), 0.1);
+  EXPECT_EQ(first("ball", "y"), -0.2);
+  EXPECT_EQ(first("ball", "z"), 0.3);
+  EXPECT_EQ(first("ball", "qz"), 0.6);
+  EXPECT_EQ(first("ball", "qw"), 0.8);
+  EXPECT_EQ(first("rod", "x"), 0.5);
+  EXPECT_EQ(first("rod", "y"), 2.0);
+  EXPECT_EQ(first("rod", "theta"), 0.3);
+  EXPECT_EQ(coords["q_0"]["joint"], "hinge_1");
+  EXPECT_EQ(coords["q_0"]["component"], "angle");
+  EXPECT_EQ(coords["q_0"]["unit"], "rad");
+  EXPECT_EQ(traj.rows[0][1], 0.25);
+  EXPECT_EQ(coords["q_1"]["joint"], "hinge_2");
+  EXPECT_EQ(traj.rows[0][2], -0.5);
+  EXPECT_EQ(coords["v_2"]["component"], "wx");  // the ball's [ω; v] in its body frame
+  EXPECT_EQ(coords["v_5"]["component"], "vx");
+  EXPECT_EQ(coords["v_5"]["unit"], "m/s");
 }
 
 // The shipped worlds run to their end and do what their comments say
