@@ -1,4 +1,4 @@
-// Helpers shared by the compliant and time-stepping schemes.
+// Helpers shared by the three schemes.
 #include "sim/scheme_common.hpp"
 
 #include <cmath>

@@ -1,8 +1,8 @@
 #pragma once
-// What the compliant and time-stepping schemes share with each other (and,
-// in substance, with the event-driven one): option checks, contact names as
-// written to events.csv, per-pair contact parameters, the zero-order-hold
-// controller sample and small formatting helpers.
+// What the three schemes (event-driven, time-stepping, compliant) share:
+// option checks, contact names as written to events.csv, per-pair contact
+// parameters, the zero-order-hold controller sample, the crossing locator
+// and small formatting helpers.
 
 #include <chrono>
 #include <cmath>

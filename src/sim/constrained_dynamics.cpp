@@ -1,0 +1,261 @@
+// Table 11.1, step 1: the right-hand side of the event-driven scheme. The
+// active contacts are equality constraints (normal rows for every active
+// contact, tangential rows for sticking ones; sliding ones push along
+// t − μ s); the others are ignored until an event adds them (11.41).
+#include <algorithm>
+
+#include "plume/algorithms/aba.hpp"
+#include "plume/algorithms/cholesky.hpp"
+#include "plume/algorithms/crba.hpp"
+#include "plume/algorithms/rnea.hpp"
+#include "plume/configuration.hpp"
+#include "plume/contact/contact_jacobian.hpp"
+#include "sim/event_driven.hpp"
+
+namespace plume::detail {
+
+// The ODE: ẏ = [G(q) v; q̈].
+void EventDrivenCore::rhs(const VectorX& y, VectorX& dy, double) {
+  const Model& m = model();
+  ++stats.rhs_evaluations;
+  const auto yq = y.head(m.nq());
+  const auto yv = y.tail(m.nv());
+  dy.resize(y.size());
+  configuration_derivative(m, yq, yv, dy.head(m.nq()));
+  dynamics(yq, yv, dy.tail(m.nv()), false);
+}
+
+// q̈ with the active contacts as equalities; contact forces in fn / ft when
+// `forces`. The last evaluation is memoised (EventDrivenCore::Memo).
+void EventDrivenCore::dynamics(const VectorX& qq, const VectorX& vv, Eigen::Ref<VectorX> qdd, bool forces) {
+  if (same_state(qq, vv)) {
+    if ((tau.array() != memo.tau.array()).any()) correct_for_tau();
+    qdd = memo.qdd;
+    if (forces) fill_forces(vv);
+    return;
+  }
+  dynamics_full(qq, vv, qdd);
+  memo.q = qq;
+  memo.v = vv;
+  memo.tau = tau;
+  memo.qdd = qdd;
+  memo.valid = true;
+  if (forces) fill_forces(vv);
+}
+
+bool EventDrivenCore::same_state(const VectorX& qq, const VectorX& vv) const {
+  return memo.valid && qq.size() == memo.q.size() && (qq.array() == memo.q.array()).all() &&
+         (vv.array() == memo.v.array()).all();
+}
+
+// q̈ and λ for a new τ at the memo's state: Δq̈ = H⁻¹Δτ + H⁻¹G Δλ with
+// A Δλ = −Kᵀ H⁻¹ Δτ (the same factorisations).
+void EventDrivenCore::correct_for_tau() {
+  const Model& m = model();
+  dtau = tau - memo.tau;
+  memo.tau = tau;
+  if (act.empty()) {
+    // No constraints: ABA again (the memo holds no factor then).
+    qn = memo.q;
+    normalize_configuration(m, qn);
+    memo.qdd = unchecked::aba(m, data, qn, memo.v, applied_tau(memo.v));
+    return;
+  }
+  du = dtau;
+  ltdl_solve(m, data, du);
+  const int rows = memo.rows;
+  const VectorX rhs = -(K.leftCols(rows).transpose() * du);
+  const VectorX dl = symmetric ? VectorX(llt.solve(rhs)) : VectorX(lu.solve(rhs));
+  lam.head(rows) += dl;
+  x.noalias() = YG.topRows(rows).transpose() * dl;
+  x.array() /= data.LD.diagonal().array();
+  ltdl_solve_L(m, data, x);
+  memo.qdd += du + x;
+}
+
+const VectorX& EventDrivenCore::applied_tau(const VectorX& vv) {
+  applied_torque(model(), opt, tau, vv, tau_applied);
+  return tau_applied;
+}
+
+void EventDrivenCore::dynamics_full(const VectorX& qq, const VectorX& vv, Eigen::Ref<VectorX> qdd) {
+  const Model& m = model();
+  qn = qq;
+  normalize_configuration(m, qn);
+  act.clear();
+  act_track.clear();
+  bool any_active = false;
+  for (const Tracked& tr : current) any_active |= tr.active;
+  if (!any_active) {
+    // Free motion: the articulated-body algorithm, O(n).
+    qdd = unchecked::aba(m, data, qn, vv, applied_tau(vv));
+    memo.rows = 0;
+    return;
+  }
+  // CRBA leaves the placements data.X0 the contacts need; the bias pass
+  // of RNEA the velocities and accelerations (its base acceleration −g is
+  // taken out by contact_jacobians): no separate kinematics pass.
+  unchecked::crba(m, data, qn);
+  unchecked::ltdl(m, data);
+  for (std::size_t k = 0; k < current.size(); ++k) {
+    if (!current[k].active) continue;
+    Contact c = current[k].contact;
+    refresh_contact(m, data, c);
+    act.push_back(c);
+    act_track.push_back(static_cast<int>(k));
+  }
+  const int na = static_cast<int>(act.size());
+  // a0 = H⁻¹(τ + τ_passive − C).
+  a0 = applied_tau(vv) - unchecked::bias_forces_after_crba(m, data, vv);
+  ltdl_solve(m, data, a0);
+  if (na > 0) {
+    ensure(na);
+    contact_jacobians(m, data, act, T.leftCols(na), Tdv.head(na), D.leftCols(2 * na), Ddv.head(2 * na), true);
+  }
+  // Rows: K (constraint directions), G (force directions), b (velocity products).
+  int rows = 0;
+  sliding = false;
+  for (int a = 0; a < na; ++a) {
+    const Tracked& tr = current[act_track[a]];
+    K.col(rows) = T.col(a);
+    G.col(rows) = T.col(a);
+    b(rows) = Tdv(a);
+    if (tr.mode == ContactMode::Sliding && tr.mu > 0.0) {
+      sliding = true;
+      const Vec2 c = sliding_direction(a, vv);
+      G.col(rows) -= tr.mu * (c.x() * D.col(2 * a) + c.y() * D.col(2 * a + 1));
+    }
+    ++rows;
+    if (tr.mode != ContactMode::Sliding && tr.mu > 0.0) {
+      for (int j = 0; j < 2; ++j) {
+        K.col(rows) = D.col(2 * a + j);
+        G.col(rows) = D.col(2 * a + j);
+        b(rows) = Ddv(2 * a + j);
+        ++rows;
+      }
+    }
+  }
+  // With Y = L⁻ᵀK (rows of YK here: one per constraint) the system is
+  // A λ = −(Kᵀ a0 + K̇ᵀq̇), A = Kᵀ H⁻¹ G = (L⁻ᵀK)ᵀ D⁻¹ (L⁻ᵀG).
+  auto Kt = YK.topRows(rows);
+  for (int r = 0; r < rows; ++r) Kt.row(r) = K.col(r).transpose();
+  auto rhs = b.head(rows);
+  rhs = -(Kt * a0 + rhs);
+  ltdl_solve_Lt_rows(m, data, Kt);
+  const auto Dinv = data.LD.diagonal().cwiseInverse();
+  symmetric = !sliding;
+  auto Ar = A.topLeftCorner(rows, rows);
+  auto Gt = YG.topRows(rows);
+  auto Ks = KD.topRows(rows);  // rows of L⁻ᵀK scaled by D⁻¹
+  Ks = Kt * Dinv.asDiagonal();
+  if (symmetric) {
+    Gt = Kt;
+  } else {
+    for (int r = 0; r < rows; ++r) Gt.row(r) = G.col(r).transpose();
+    ltdl_solve_Lt_rows(m, data, Gt);
+  }
+  // A = Σ_dofs (column of Ks)(column of Gt)ᵀ: rank-one updates over the
+  // rows where the column is nonzero (a leg dof: that leg's contacts only).
+  Ar.setZero();
+  for (int d = 0; d < m.nv(); ++d) {
+    const double* u = Ks.col(d).data();
+    const double* w = Gt.col(d).data();
+    int lo = 0, hi = rows;
+    while (lo < hi && u[lo] == 0.0) ++lo;
+    while (hi > lo && u[hi - 1] == 0.0) --hi;
+    if (lo == hi) continue;
+    for (int j = 0; j < rows; ++j) {
+      const double wj = w[j];
+      if (wj == 0.0) continue;
+      double* a = Ar.col(j).data();
+      for (int r = lo; r < hi; ++r) a[r] += wj * u[r];
+    }
+  }
+  // Dependent constraints (four corners of a flat face) leave A singular:
+  // a tiny regularisation picks the minimum-norm forces, q̈ is unaffected.
+  const double delta = 1e-12 * std::max(1e-12, Ar.diagonal().cwiseAbs().maxCoeff());
+  Ar.diagonal().array() += delta;
+  if (symmetric) {
+    llt.compute(Ar);
+    lam.head(rows) = llt.solve(rhs);
+  } else {
+    lu.compute(Ar);
+    lam.head(rows) = lu.solve(rhs);
+  }
+  x.noalias() = Gt.transpose() * lam.head(rows);
+  x.array() *= Dinv.array();
+  ltdl_solve_L(m, data, x);
+  qdd = a0 + x;
+  memo.rows = rows;
+}
+
+// Contact forces of the memo's evaluation: normal λ and friction per active contact.
+void EventDrivenCore::fill_forces(const VectorX& vv) {
+  const int na = static_cast<int>(act.size());
+  fn.assign(na, 0.0);
+  ft.assign(na, Eigen::Vector2d::Zero());
+  int rows = 0;
+  for (int a = 0; a < na; ++a) {
+    const Tracked& tr = current[act_track[a]];
+    fn[a] = lam(rows++);
+    if (tr.mode == ContactMode::Sliding && tr.mu > 0.0) {
+      ft[a] = -tr.mu * fn[a] * sliding_direction(a, vv);
+    } else if (tr.mu > 0.0) {
+      ft[a] = Eigen::Vector2d(lam(rows), lam(rows + 1));
+      rows += 2;
+    }
+  }
+}
+
+// Unit sliding direction of active contact a in its (t1, t2) basis (from
+// the two-tangent Jacobian in D); falls back to the recorded direction
+// when the speed vanishes.
+EventDrivenCore::Vec2 EventDrivenCore::sliding_direction(int a, const VectorX& vv) const {
+  const Tracked& tr = current[act_track[a]];
+  const Vec2 u(D.col(2 * a).dot(vv), D.col(2 * a + 1).dot(vv));
+  const double s = u.norm();
+  if (!tr.frozen && s > 1e-14) return u / s;
+  Vec3 t1, t2;
+  tangent_basis(act[a].normal, t1, t2);
+  Vec2 c(tr.slide_dir.dot(t1), tr.slide_dir.dot(t2));
+  return c.norm() > 0 ? Vec2(c / c.norm()) : Vec2(1, 0);
+}
+
+// World sliding velocity of active contact a (from the two-tangent Jacobian).
+Vec3 EventDrivenCore::sliding_velocity(int a, const VectorX& vv) const {
+  Vec3 t1, t2;
+  tangent_basis(act[a].normal, t1, t2);
+  return D.col(2 * a).dot(vv) * t1 + D.col(2 * a + 1).dot(vv) * t2;
+}
+
+void EventDrivenCore::ensure(int na) {
+  const int nv = model().nv();
+  if (T.cols() >= na) return;
+  const int cap = std::max(na, 2 * static_cast<int>(T.cols()));
+  T.resize(nv, cap);
+  D.resize(nv, 2 * cap);
+  K.resize(nv, 3 * cap);
+  G.resize(nv, 3 * cap);
+  YK.resize(3 * cap, nv);
+  YG.resize(3 * cap, nv);
+  KD.resize(3 * cap, nv);
+  A.resize(3 * cap, 3 * cap);
+  Tdv.resize(cap);
+  Ddv.resize(2 * cap);
+  b.resize(3 * cap);
+  lam.resize(3 * cap);
+}
+
+Eigen::Ref<VectorX> EventDrivenCore::x_scratch() {
+  scratch.resize(model().nv());
+  return scratch;
+}
+
+int EventDrivenCore::active_slot(int track) const {
+  for (std::size_t a = 0; a < act_track.size(); ++a) {
+    if (act_track[a] == track) return static_cast<int>(a);
+  }
+  return -1;
+}
+
+}  // namespace plume::detail

@@ -1,0 +1,169 @@
+// Table 11.1, steps 5–6: the current set (touching, ζ = 0) and the active
+// set (a basis of range(T) with λ > 0) from the force LCP (11.42) at an event,
+// after any impact; what changed goes to events.csv (contact loss and gain,
+// stick and slip).
+#include <algorithm>
+
+#include "plume/algorithms/kinematics.hpp"
+#include "plume/configuration.hpp"
+#include "plume/contact/contact_jacobian.hpp"
+#include "sim/event_driven.hpp"
+
+namespace plume::detail {
+
+// At time t with state (q, v): impacts, then the new current and active sets.
+bool EventDrivenCore::handle_contacts(SimulationResult& result) {
+  const Model& m = model();
+  memo.valid = false;  // the contact solver reuses data and the sets change
+  normalize_configuration(m, q);
+  detect_all(q, opt.contact_tolerance, touching);
+  // Keep tracked contacts that are still touching (by id) with their modes.
+  std::vector<Tracked> previous = current;
+  // Separation velocities ζ⁻.
+  unchecked::forward_kinematics(m, data, q, v);
+  const int n = static_cast<int>(touching.size());
+  VectorX zeta(n), mu(n), e(n);
+  for (int i = 0; i < n; ++i) {
+    zeta(i) = contact_kinematics(m, data, touching[i]).gap_rate;
+    parameters_of(touching[i], mu(i), e(i));
+  }
+  // Impacts (step 4): approaching contacts need an impulse.
+  bool impact = false;
+  for (int i = 0; i < n; ++i) impact |= zeta(i) < -opt.velocity_tolerance;
+  if (impact && !apply_impacts(result, zeta, mu, e)) return false;
+  if (!solve_contact_sets(result, zeta, mu, e)) return false;
+  report_set_changes(previous, impact);
+  held.clear();
+  refresh_view();
+  return true;
+}
+
+// The force LCP (11.42) over the resting contacts (ζ̇ ≤ velocity_tolerance,
+// or held) decides the current and active sets (step 6).
+bool EventDrivenCore::solve_contact_sets(SimulationResult& result, const VectorX& zeta, const VectorX& mu, const VectorX& e) {
+  const Model& m = model();
+  const int n = static_cast<int>(touching.size());
+  std::vector<Contact> resting;
+  std::vector<int> from;
+  for (int i = 0; i < n; ++i) {
+    const bool is_held = zeta(i) < opt.zeno_speed &&
+                         std::find(held.begin(), held.end(), touching[i].id) != held.end();
+    if (zeta(i) <= opt.velocity_tolerance || is_held) {
+      resting.push_back(touching[i]);
+      from.push_back(i);
+    }
+  }
+  current.clear();
+  if (!resting.empty()) {
+    const int nr = static_cast<int>(resting.size());
+    VectorX mur(nr);
+    for (int k = 0; k < nr; ++k) mur(k) = mu(from[k]);
+    ContactSolveOptions so;
+    so.friction = mur.maxCoeff() > 0.0 ? FrictionModel::PolyhedralCone : FrictionModel::None;
+    so.cone_directions = opt.cone_directions;
+    so.slip_velocity = opt.slip_velocity;
+    const ContactSolution& s = solver.solve(m, data, q, v, tau + passive(), resting, mur, so);
+    ++stats.lcp_solves;
+    if (s.status != ContactStatus::Solved) {
+      if (s.status != ContactStatus::Infeasible && opt.fallback_duration > 0.0) fallback_reason = "contact forces: " + s.message;
+      return fail(result, SimulationStatus::ContactFailure, "contact forces at t = " + fmt(t) + ": " + s.message);
+    }
+    const double fscale = std::max(1e-12, s.lambda.cwiseAbs().maxCoeff());
+    for (int k = 0; k < nr; ++k) {
+      Tracked tr;
+      tr.contact = resting[k];
+      tr.mu = mur(k);
+      tr.restitution = e(from[k]);
+      // Active: λ basic in the LCP's solution (independent normals) and
+      // positive; dependent touching contacts stay current but inactive.
+      tr.active = std::find(s.active.begin(), s.active.end(), k) != s.active.end() && s.lambda(k) > 1e-12 * fscale;
+      tr.mode = s.mode[k];
+      if (s.mode[k] == ContactMode::Separating) tr.active = false;
+      if (tr.mode == ContactMode::Sliding || tr.mode == ContactMode::Slipping) {
+        // Slide along the current sliding velocity, or (starting from
+        // rest) against the friction force.
+        const ContactKinematics ck = contact_kinematics(m, data, resting[k]);
+        Vec3 u = ck.velocity_b - ck.velocity_a;
+        u -= u.dot(ck.normal) * ck.normal;
+        tr.frozen = u.norm() <= kSlideFreeze;
+        if (u.norm() > opt.slip_velocity) {
+          tr.slide_dir = u.normalized();
+        } else {
+          // Starting to slip from rest: along the tangential acceleration
+          // the LCP found (or, failing that, against the friction force).
+          Vec3 t1, t2;
+          tangent_basis(ck.normal, t1, t2);
+          const Vec3 f = s.friction(0, k) * t1 + s.friction(1, k) * t2;
+          const Vec3 a_t = tangential_acceleration(resting[k], s.ddq);
+          if (a_t.norm() > 0.0) {
+            tr.slide_dir = a_t.normalized();
+          } else {
+            tr.slide_dir = f.norm() > 0 ? Vec3(-f.normalized()) : t1;
+          }
+        }
+        tr.mode = ContactMode::Sliding;
+      } else {
+        tr.mode = ContactMode::Sticking;
+      }
+      if (tr.mu <= 0.0 || tr.contact.kind == ContactKind::JointLimit) tr.mode = ContactMode::Sticking;
+      current.push_back(tr);
+    }
+  }
+  return true;
+}
+
+// Events for what changed: losses, gains without impact, stick/slip switches.
+void EventDrivenCore::report_set_changes(const std::vector<Tracked>& previous, bool impact) {
+  for (const Tracked& old : previous) {
+    const int k = tracked_index(old.contact.id);
+    if (old.active && (k < 0 || !current[k].active)) emit(t, EventKind::ContactLoss, old.contact, 0, 0, 0);
+    if (k >= 0 && old.active && current[k].active && old.mode != current[k].mode) {
+      emit(t, current[k].mode == ContactMode::Sliding ? EventKind::Slip : EventKind::Stick, old.contact, 0, 0, 0);
+    }
+  }
+  if (!impact) {
+    for (const Tracked& now : current) {
+      bool known = false;
+      for (const Tracked& old : previous) known |= old.contact.id == now.contact.id && old.active;
+      if (!known && now.active) emit(t, EventKind::ContactGain, now.contact, 0, 0, 0);
+    }
+  }
+}
+
+// Tangential relative acceleration of a contact for joint accelerations
+// qdd at the current (q, v): the derivative of u_b − u_a along the tangent
+// plane, from the two-tangent Jacobian and its velocity-product terms.
+Vec3 EventDrivenCore::tangential_acceleration(const Contact& c, const VectorX& qdd) {
+  const Model& m = model();
+  unchecked::forward_kinematics(m, data, q, v, zero_nv);
+  std::vector<Contact> one{c};
+  MatrixX Dc(m.nv(), 2);
+  VectorX Dcdv(2);
+  tangent_jacobian(m, data, one, 2, Dc, Dcdv);
+  Vec3 t1, t2;
+  tangent_basis(contact_kinematics(m, data, c).normal, t1, t2);
+  const Eigen::Vector2d at = Dc.transpose() * qdd + Dcdv;
+  return at.x() * t1 + at.y() * t2;
+}
+
+bool EventDrivenCore::same_sets(const std::vector<Tracked>& a, const std::vector<Tracked>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].contact.id != b[i].contact.id || a[i].active != b[i].active || a[i].mode != b[i].mode) return false;
+  }
+  return true;
+}
+
+int EventDrivenCore::tracked_index(std::uint64_t id) const {
+  for (std::size_t i = 0; i < current.size(); ++i) {
+    if (current[i].contact.id == id) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void EventDrivenCore::refresh_view() {
+  current_view.clear();
+  for (const Tracked& tr : current) current_view.push_back(tr.contact);
+}
+
+}  // namespace plume::detail

@@ -1,0 +1,243 @@
+#pragma once
+// The event-driven scheme: Featherstone's Table 11.1 (THEORY §4) on
+// Boost.Odeint dense-output steppers. One state, one step of the method per
+// file:
+//
+//   event_driven.cpp          the loop (steps 1, 3 and 7): integrate, stop at
+//                             the earliest event, hand it on; recording, the
+//                             controller's samples, the run's end
+//   constrained_dynamics.cpp  step 1: the right-hand side with the active
+//                             contacts as equality constraints
+//   event_location.cpp        steps 2–3: witness functions and the earliest
+//                             crossing in a step; sliding-direction switches
+//   impacts.cpp               step 4: impulsive dynamics at contact gain (§5)
+//   contact_sets.cpp          steps 5–6: the current and active sets from the
+//                             force LCP (11.42)
+//   drift_correction.cpp      projection back onto φ = 0, ζ̇ = 0
+//   fallback.cpp              velocity-level windows where an LCP is left
+//                             unsolved
+//
+// The compliant and time-stepping schemes share option checks, contact
+// names, parameters and the crossing locator with it (scheme_common.hpp).
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <Eigen/Cholesky>
+#include <Eigen/LU>
+
+#include "plume/contact/detection.hpp"
+#include "plume/dynamics/contact_dynamics.hpp"
+#include "plume/sim/simulator.hpp"
+#include "sim/dense_stepper.hpp"
+#include "sim/scheme_common.hpp"
+
+namespace plume::detail {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// What a witness function watches (the "event" column of Table 11.1).
+enum class WitnessKind : std::uint8_t {
+  Gap,          // φ of a contact that is not active: crosses to ≤ 0 → impact / contact gain
+  NormalForce,  // λ of an active contact: crosses to ≤ 0 → contact loss
+  ConeMargin,   // μ λ − |f_t| of a sticking contact: crosses to ≤ 0 → slip
+  SlideSpeed,   // u_t · ŝ₀ of a slow sliding contact: crosses to ≤ 0 → stick
+  // Internal mode switches of a sliding contact (no LCP, not logged): its
+  // friction direction is u/|u| while |u| > kSlideFreeze and is frozen at ŝ₀
+  // below, so that the right-hand side stays smooth through the stop, which
+  // SlideSpeed then locates exactly.
+  SlideFreeze,   // |u| − kSlideFreeze: crosses to ≤ 0 → freeze the direction
+  SlideRelease,  // kSlideFreeze − |u|: crosses to ≤ 0 → follow u/|u| again
+};
+
+inline constexpr double kSlideFreeze = 1e-4;  // [m/s]
+// Gaps up to this take part in a fallback step's LCP (each may close) [m].
+inline constexpr double kFallbackMargin = 1e-3;
+// Speeds within this band of kSlideFreeze count as at the threshold (event
+// times are located to ~1e-9 s, during which a sliding speed changes by
+// far less).
+inline constexpr double kSlideBand = 1e-3 * kSlideFreeze;
+
+struct Witness {
+  WitnessKind kind;
+  int index;      // into EventDrivenCore::current (or ::candidates for new gaps)
+  bool candidate; // a contact detected at the step's end, not yet tracked
+  double offset;  // added to the value (e.g. the contact tolerance for touching contacts)
+};
+
+// Featherstone's Table 11.1: rigid contacts, events on the dense output.
+struct EventDrivenCore {
+  using Vec2 = Eigen::Vector2d;
+
+  // One tracked contact of the current set (touching, ζ = 0).
+  struct Tracked {
+    Contact contact;
+    bool active = false;   // an equality constraint of the integration
+    ContactMode mode = ContactMode::Sticking;
+    Vec3 slide_dir = Vec3::Zero();  // world sliding direction when the slide began (or froze)
+    bool frozen = false;            // friction along slide_dir rather than u/|u| (slow slides)
+    double mu = 0.0, restitution = 0.0;
+  };
+
+  // The earliest event in a step: its time and which witness saw it
+  // (−1: a contact event; ≥ 0 may be an internal slide switch).
+  struct StepEvent {
+    double time = kInf;
+    int witness = -1;
+  };
+
+  EventDrivenCore(World w, const SimulationOptions& o);
+
+  // ---- the world and the run's state --------------------------------------------------
+  World world;
+  SimulationOptions opt;
+  Data data;
+  ContactCatalogue catalogue;  // detector, per-pair parameters, names
+  ContactDetector& detector;
+  ContactSolver solver;
+
+  double t = 0.0;
+  VectorX q, v, tau, qn, zero_nv;
+  ControllerFunction controller;
+  double period = 0.0, next_sample = kInf;
+  std::vector<Tracked> current;       // the current set (touching, ζ = 0)
+  std::vector<Contact> current_view;  // its contacts, for Simulator::current_contacts
+  bool initialised = false;
+  SimulationStatistics stats;
+  std::unique_ptr<DenseStepper> stepper;
+  std::function<void(const VectorX&, VectorX&, double)> rhs_fn;
+  Recorder* rec = nullptr;
+
+  const Model& model() const { return world.model(); }
+  void parameters_of(const Contact& c, double& mu, double& e) const;
+  std::string name_of(const Contact& c) const { return catalogue.name_of(model(), c); }
+  // Every shape contact and joint limit with φ < margin at qq (placements in data).
+  void detect_all(const VectorX& qq, double margin, std::vector<Contact>& out);
+  VectorX passive() const;
+  void refresh_view();
+  int tracked_index(std::uint64_t id) const;
+
+  // ---- the loop (event_driven.cpp) ---------------------------------------------------------
+  SimulationResult run_until(double until, Recorder* recorder);
+  // Steps 4–6 at the located event (t, q, v); false ends the run (status in result).
+  enum class EventOutcome { Continue, Restarted, Stop };
+  EventOutcome handle_event(SimulationResult& result, const StepEvent& event, double until);
+  bool register_event(SimulationResult& result);
+  bool sample_controller(SimulationResult& result);
+  void restart_stepper(double dt);
+  double stepper_dt(double t0, double t1) const;
+  void track_penetration(const VectorX& qq);
+  std::string contact_summary() const;
+  bool fail(SimulationResult& result, SimulationStatus status, const std::string& message);
+  SimulationResult fail_and_finish(SimulationResult& result, SimulationStatus status, const std::string& message,
+                                   std::chrono::steady_clock::time_point wall0);
+  SimulationResult finish(SimulationResult& result, std::chrono::steady_clock::time_point wall0);
+  double next_output = 0.0;
+  double last_event_time = -kInf;
+  long tiny_steps = 0;
+  int events_at_same_time = 0;
+
+  // Recording.
+  double energy_of(const VectorX& qq, const VectorX& vv);
+  void record_sample(double time, const VectorX& qq, const VectorX& vv);
+  void record_outputs_until(double until, bool inclusive);
+  void record_sample_if_event(bool event);
+  void record_final_state();
+  void emit(double time, EventKind kind, const Contact& c, double pre, double post, double impulse);
+  double last_sample_time = -kInf;
+
+  // ---- step 1: the right-hand side (constrained_dynamics.cpp) -------------------------------
+  // The ODE ẏ = [G(q) v; q̈].
+  void rhs(const VectorX& y, VectorX& dy, double);
+  // q̈ with the active contacts as equalities; contact forces in fn / ft when `forces`.
+  void dynamics(const VectorX& qq, const VectorX& vv, Eigen::Ref<VectorX> qdd, bool forces);
+  void dynamics_full(const VectorX& qq, const VectorX& vv, Eigen::Ref<VectorX> qdd);
+  void correct_for_tau();
+  void fill_forces(const VectorX& vv);
+  const VectorX& applied_tau(const VectorX& vv);
+  bool same_state(const VectorX& qq, const VectorX& vv) const;
+  void ensure(int na);
+  Vec2 sliding_direction(int a, const VectorX& vv) const;
+  Vec3 sliding_velocity(int a, const VectorX& vv) const;
+  Eigen::Ref<VectorX> x_scratch();
+  int active_slot(int track) const;
+  // The last evaluation of dynamics(): at the same (q, v) it is reused, and
+  // when only τ changed (a controller sample) it is corrected through the
+  // factorisation it left behind instead of being recomputed.
+  struct Memo {
+    bool valid = false;
+    VectorX q, v, tau, qdd;
+    int rows = 0;
+  } memo;
+  std::vector<Contact> act;  // the active contacts of the memo's evaluation
+  std::vector<int> act_track;  // their indices into current
+  MatrixX T, D, K, G, YK, YG, KD, A;
+  VectorX Tdv, Ddv, b, lam, a0, x, ydot, dtau, du, tau_applied, scratch;
+  std::vector<double> fn;
+  std::vector<Eigen::Vector2d> ft;
+  bool symmetric = true, sliding = false;
+  Eigen::LLT<MatrixX> llt;
+  Eigen::PartialPivLU<MatrixX> lu;
+
+  // ---- steps 2–3: witnesses and their location (event_location.cpp) -------------------------
+  void build_witnesses_current();
+  void add_candidate_witnesses(const VectorX& q1);
+  void evaluate_witnesses(const VectorX& y, VectorX& w);
+  double witness_value(const Witness& w, const VectorX& qq, const VectorX& vv);
+  double witness_at(std::size_t i, double time);
+  double sliding_witness(WitnessKind kind, int track, int a, const VectorX& vv) const;
+  double locate(std::size_t i, double a, double fa, double b, double fb);
+  // The earliest event in the step [t0, t1] just taken from y0.
+  StepEvent earliest_event(double t0, double t1, const VectorX& y0, const VectorX& y1);
+  bool detected_at(double time, std::uint64_t id);
+  double force_scale(const VectorX& w) const;
+  bool is_slide_switch(int wi) const;
+  void switch_slide_mode(const Witness& w);
+  bool is_suppressed(WitnessKind kind, std::uint64_t id) const;
+  std::vector<Witness> witnesses;
+  VectorX w0, w1, ystate;
+  std::vector<Contact> candidates, touching;
+  std::vector<std::uint64_t> detected_ids;
+  // Candidates whose gap never opened although ζ̇ > velocity_tolerance:
+  // handle_contacts treats them as resting (a separating speed below the
+  // Zeno speed that gravity or the actuators take back at once).
+  std::vector<std::uint64_t> held;
+  // Force and cone witnesses not watched until the sets change.
+  std::vector<std::pair<WitnessKind, std::uint64_t>> suppressed;
+
+  // ---- steps 4–6: impacts and the contact sets (impacts.cpp, contact_sets.cpp) -------------
+  // At time t with state (q, v): impacts, then the new current and active sets.
+  bool handle_contacts(SimulationResult& result);
+  // Step 4: the impulse LCP over `touching` with separation speeds zeta
+  // (updated to the post-impact ones); false when it fails.
+  bool apply_impacts(SimulationResult& result, VectorX& zeta, const VectorX& mu, const VectorX& e);
+  // Step 6: the force LCP over the resting contacts sets `current`.
+  bool solve_contact_sets(SimulationResult& result, const VectorX& zeta, const VectorX& mu, const VectorX& e);
+  void report_set_changes(const std::vector<Tracked>& previous, bool impact);
+  Vec3 tangential_acceleration(const Contact& c, const VectorX& qdd);
+  static bool same_sets(const std::vector<Tracked>& a, const std::vector<Tracked>& b);
+
+  // ---- drift correction (drift_correction.cpp) ------------------------------------------------
+  bool project();
+  bool drifted();
+
+  // ---- fallback (fallback.cpp) ------------------------------------------------------------------
+  bool resolve_contacts(SimulationResult& result, double until);
+  bool rescue(SimulationResult& result, double until);
+  bool window(SimulationResult& result, double until);
+  bool resume_after_rescue(SimulationResult& result);
+  bool fallback_window(SimulationResult& result, double until);
+  std::string fallback_reason;          // non-empty: handle_contacts asks for a fallback
+  bool contacts_pending = false;        // a fallback ended at `until`: sets still to solve
+  std::optional<ContactDetector> wide;  // detects gaps up to kFallbackMargin
+  std::vector<std::string> fallback_log;
+};
+
+}  // namespace plume::detail

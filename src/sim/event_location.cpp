@@ -1,0 +1,296 @@
+// Table 11.1, steps 2–3: the witness functions of the current and the
+// candidate contacts (gap, normal force, cone margin, sliding speed) and the
+// earliest crossing in a step, located on the stepper's dense output
+// (11.45–11.51) with detail::locate_crossing. Also the internal switches of a
+// sliding contact's friction direction, which need no LCP.
+#include <algorithm>
+#include <cmath>
+
+#include "plume/algorithms/kinematics.hpp"
+#include "plume/contact/contact_jacobian.hpp"
+#include "sim/event_driven.hpp"
+
+namespace plume::detail {
+
+double EventDrivenCore::witness_value(const Witness& w, const VectorX& qq, const VectorX& vv) {
+  switch (w.kind) {
+    case WitnessKind::Gap: {
+      Contact c = w.candidate ? candidates[w.index] : current[w.index].contact;
+      if (c.kind == ContactKind::JointLimit) {
+        const double qi = qq(model().joint(model().dof_body(c.dof)).q_index);
+        const double lo = model().lower_position_limit()(model().joint(model().dof_body(c.dof)).q_index);
+        const double hi = model().upper_position_limit()(model().joint(model().dof_body(c.dof)).q_index);
+        return (c.normal.x() > 0 ? qi - lo : hi - qi) + w.offset;
+      }
+      unchecked::forward_kinematics(model(), data, qq);
+      refresh_contact(model(), data, c);
+      return c.gap + w.offset;
+    }
+    case WitnessKind::NormalForce:
+    case WitnessKind::ConeMargin:
+    case WitnessKind::SlideSpeed:
+    case WitnessKind::SlideFreeze:
+    case WitnessKind::SlideRelease: {
+      dynamics(qq, vv, x_scratch(), true);
+      const int a = active_slot(w.index);
+      if (a < 0) return 1.0;
+      if (w.kind == WitnessKind::NormalForce) return fn[a];
+      if (w.kind == WitnessKind::ConeMargin) return current[w.index].mu * fn[a] - ft[a].norm();
+      return sliding_witness(w.kind, w.index, a, vv);
+    }
+  }
+  return 1.0;
+}
+
+// The value of a sliding witness of tracked contact `track` (active slot a).
+double EventDrivenCore::sliding_witness(WitnessKind kind, int track, int a, const VectorX& vv) const {
+  const Vec3 u = sliding_velocity(a, vv);
+  switch (kind) {
+    case WitnessKind::SlideSpeed: return u.dot(current[track].slide_dir);
+    case WitnessKind::SlideFreeze: return u.norm() - kSlideFreeze;
+    case WitnessKind::SlideRelease: return kSlideFreeze - u.norm();
+    default: return 1.0;
+  }
+}
+
+// The witnesses of the tracked (current) contacts.
+void EventDrivenCore::build_witnesses_current() {
+  witnesses.clear();
+  for (std::size_t i = 0; i < current.size(); ++i) {
+    const Tracked& tr = current[i];
+    const int idx = static_cast<int>(i);
+    if (!tr.active) {
+      // Touching but not pushing: an event when it starts to penetrate.
+      witnesses.push_back({WitnessKind::Gap, idx, false, opt.contact_tolerance});
+      continue;
+    }
+    if (!is_suppressed(WitnessKind::NormalForce, tr.contact.id)) {
+      witnesses.push_back({WitnessKind::NormalForce, idx, false, 0.0});
+    }
+    if (tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes) {
+      if (tr.mode == ContactMode::Sliding) {
+        if (tr.frozen) {
+          witnesses.push_back({WitnessKind::SlideSpeed, idx, false, 0.0});
+          witnesses.push_back({WitnessKind::SlideRelease, idx, false, 0.0});
+        } else {
+          witnesses.push_back({WitnessKind::SlideFreeze, idx, false, 0.0});
+        }
+      } else if (!is_suppressed(WitnessKind::ConeMargin, tr.contact.id)) {
+        witnesses.push_back({WitnessKind::ConeMargin, idx, false, 0.0});
+      }
+    }
+  }
+}
+
+// New contacts near or inside a surface at the step's end.
+void EventDrivenCore::add_candidate_witnesses(const VectorX& q1) {
+  const double look = std::max(10.0 * opt.contact_tolerance, 1e-6);
+  unchecked::forward_kinematics(model(), data, q1);
+  detector.detect(model(), data, candidates);
+  if (opt.joint_limits) detect_joint_limits(model(), q1, look, candidates);
+  detected_ids.clear();
+  for (const Contact& c : candidates) detected_ids.push_back(c.id);
+  std::size_t k = 0;
+  for (const Contact& c : candidates) {
+    if (tracked_index(c.id) < 0) candidates[k++] = c;
+  }
+  candidates.resize(k);
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    witnesses.push_back({WitnessKind::Gap, static_cast<int>(i), true, 0.0});
+  }
+}
+
+void EventDrivenCore::evaluate_witnesses(const VectorX& y, VectorX& w) {
+  const Model& m = model();
+  w.resize(static_cast<Eigen::Index>(witnesses.size()));
+  for (std::size_t i = 0; i < witnesses.size(); ++i) w(i) = witness_value(witnesses[i], y.head(m.nq()), y.tail(m.nv()));
+}
+
+double EventDrivenCore::witness_at(std::size_t i, double time) {
+  const Model& m = model();
+  stepper->calc_state(time, ystate);
+  return witness_value(witnesses[i], ystate.head(m.nq()), ystate.tail(m.nv()));
+}
+
+// Illinois (modified regula falsi) on [a, b] with f(a) > 0 ≥ f(b).
+double EventDrivenCore::locate(std::size_t i, double a, double fa, double b, double fb) {
+  return detail::locate_crossing([&](double t) { return witness_at(i, t); }, a, fa, b, fb, opt.event_time_tolerance);
+}
+
+// The earliest event in the step [t0, t1] just taken from y0 to y1: the
+// witnesses of the current contacts (evaluated at t0 into w0 by the loop),
+// those of new contacts found near a surface at t1, and geometric losses.
+EventDrivenCore::StepEvent EventDrivenCore::earliest_event(double t0, double t1, const VectorX& y0, const VectorX& y1) {
+  const Model& m = model();
+  // Witnesses at both ends of the step; the earliest crossing wins.
+  // Then the contacts found near a surface at the step's end.
+  const std::size_t n_current = witnesses.size();
+  add_candidate_witnesses(y1.head(m.nq()));
+  VectorX y1c = y1;
+  evaluate_witnesses(y1c, w1);  // the memo holds the step's end (FSAL)
+  if (witnesses.size() > n_current) {
+    w0.conservativeResize(static_cast<Eigen::Index>(witnesses.size()));
+    for (std::size_t i = n_current; i < witnesses.size(); ++i) {
+      w0(i) = witness_value(witnesses[i], y0.head(m.nq()), y0.tail(m.nv()));
+    }
+  }
+  StepEvent event;
+  // The earliest event wins; at equal times a contact event (which
+  // re-solves every mode) takes precedence over an internal slide switch.
+  auto take_event = [&](double te, int wi) {
+    if (te < event.time || (te == event.time && !is_slide_switch(wi))) {
+      event.time = te;
+      event.witness = wi;
+    }
+  };
+  for (std::size_t i = 0; i < witnesses.size(); ++i) {
+    double a = t0, fa = w0(i), b = t1, fb = w1(i);
+    if (witnesses[i].kind == WitnessKind::Gap && witnesses[i].candidate && fa < opt.contact_tolerance) {
+      // A contact touching at the step's start but not current: one just
+      // released by an impact, separating. Its gap opens first; bracket
+      // its return to where it started (zero, or the small penetration
+      // it started with) from a point where it is open.
+      const double base = std::min(fa, 0.0);
+      if (fb > base) continue;
+      witnesses[i].offset = -base;
+      fa -= base;
+      fb -= base;
+      bool open = false;
+      for (double delta = 0.5 * (t1 - t0); delta > opt.event_time_tolerance; delta *= 0.5) {
+        const double fs = witness_at(i, t0 + delta);
+        if (fs > 0.0) {
+          a = t0 + delta;
+          fa = fs;
+          open = true;
+          break;
+        }
+      }
+      // Never opened: it leaves so slowly (ζ̇ just above the velocity
+      // tolerance) that it is pulled back before its gap exceeds zero.
+      // It rests: handle it now as a resting contact.
+      if (!open) {
+        held.push_back(candidates[witnesses[i].index].id);
+        take_event(t0, -1);
+        continue;
+      }
+    }
+    if (fa <= 0.0) {
+      // Already past the surface at the start (found late): handle it now.
+      if (witnesses[i].kind == WitnessKind::Gap && fb <= 0.0) take_event(t0, -1);
+      // A normal force or a friction cone violated at the start: a jump
+      // of τ at a controller sample did it; re-solve the sets now.
+      if ((witnesses[i].kind == WitnessKind::NormalForce || witnesses[i].kind == WitnessKind::ConeMargin) &&
+          fa < -1e-9 * force_scale(w0)) {
+        take_event(t0, static_cast<int>(i));
+      }
+      // A sliding contact already past its freeze or release speed
+      // (it crossed at the instant another event was handled): switch now.
+      if (is_slide_switch(static_cast<int>(i)) && fa < -kSlideBand) take_event(t0, static_cast<int>(i));
+      continue;
+    }
+    if (fb > 0.0) {
+      // Guard against two crossings in one step: sample inside where
+      // the witness comes close to zero.
+      if (fb < 0.5 * std::abs(fa - fb) || fb < 0.1 * fa) {
+        for (int s = 1; s <= 3; ++s) {
+          const double ts = t0 + (t1 - t0) * s / 4.0;
+          const double fs = witness_at(i, ts);
+          if (fs <= 0.0) {
+            b = ts;
+            fb = fs;
+            break;
+          }
+          a = ts;
+          fa = fs;
+        }
+      }
+      if (fb > 0.0) continue;
+    }
+    const double located = locate(i, a, fa, b, fb);
+    take_event(located, static_cast<int>(i));
+  }
+  // Geometric loss: an active contact whose feature is no longer found
+  // (a sphere rolled past a box edge). Bisect on the dense output for
+  // the instant the detector stops reporting it.
+  for (const Tracked& tr : current) {
+    if (!tr.active || tr.contact.kind != ContactKind::Shapes) continue;
+    if (std::find(detected_ids.begin(), detected_ids.end(), tr.contact.id) != detected_ids.end()) continue;
+    double a = t0, b = t1;
+    while (b - a > opt.event_time_tolerance) {
+      const double c = 0.5 * (a + b);
+      (detected_at(c, tr.contact.id) ? a : b) = c;
+    }
+    take_event(b, -1);
+  }
+  return event;
+}
+
+// Is a contact (by id) among the detector's contacts at time `time` of the last step?
+bool EventDrivenCore::detected_at(double time, std::uint64_t id) {
+  stepper->calc_state(time, ystate);
+  unchecked::forward_kinematics(model(), data, ystate.head(model().nq()));
+  detector.detect(model(), data, touching);
+  for (const Contact& c : touching) {
+    if (c.id == id) return true;
+  }
+  return false;
+}
+
+// The size of the forces among the witnesses (for relative tolerances).
+double EventDrivenCore::force_scale(const VectorX& w) const {
+  double scale = 1.0;
+  for (std::size_t i = 0; i < witnesses.size(); ++i) {
+    if (witnesses[i].kind == WitnessKind::NormalForce) scale = std::max(scale, std::abs(w(i)));
+  }
+  return scale;
+}
+
+// Freezes or releases the friction direction of a sliding contact at the
+// current state (no LCP: the contact keeps sliding).
+bool EventDrivenCore::is_slide_switch(int wi) const {
+  return wi >= 0 && (witnesses[wi].kind == WitnessKind::SlideFreeze || witnesses[wi].kind == WitnessKind::SlideRelease);
+}
+
+void EventDrivenCore::switch_slide_mode(const Witness& w) {
+  Tracked& tr = current[w.index];
+  memo.valid = false;
+  dynamics(q, v, x_scratch(), false);
+  const int a = active_slot(w.index);
+  if (a < 0) return;
+  const Vec3 u = sliding_velocity(a, v);
+  if (w.kind == WitnessKind::SlideFreeze) {
+    tr.frozen = true;
+    if (u.norm() > 0.0) tr.slide_dir = u.normalized();
+  } else {
+    tr.frozen = false;
+  }
+  // Contacts that cross the same threshold at this instant (a symmetric
+  // robot: both hind feet slow down together) switch with it. Left
+  // unswitched, a contact would start the next step already past its
+  // witness's zero and slide on with u/|u| through u = 0, where the
+  // right-hand side is discontinuous and the step size collapses.
+  const double band = kSlideBand;
+  for (std::size_t k = 0; k < current.size(); ++k) {
+    Tracked& other = current[k];
+    if (static_cast<int>(k) == w.index || !other.active || other.mode != ContactMode::Sliding) continue;
+    const int b = active_slot(static_cast<int>(k));
+    if (b < 0) continue;
+    const Vec3 ub = sliding_velocity(b, v);
+    if (w.kind == WitnessKind::SlideFreeze && !other.frozen && ub.norm() <= kSlideFreeze + band) {
+      other.frozen = true;
+      if (ub.norm() > 0.0) other.slide_dir = ub.normalized();
+    } else if (w.kind == WitnessKind::SlideRelease && other.frozen && ub.norm() >= kSlideFreeze - band) {
+      other.frozen = false;
+    }
+  }
+  memo.valid = false;
+}
+
+bool EventDrivenCore::is_suppressed(WitnessKind kind, std::uint64_t id) const {
+  for (const auto& [k, i] : suppressed) {
+    if (k == kind && i == id) return true;
+  }
+  return false;
+}
+
+}  // namespace plume::detail
