@@ -72,9 +72,17 @@ struct SimulateArgs {
   std::string out = "plume_out";
   std::optional<double> duration;  ///< overrides the world file's <simulate duration>
   bool no_plots = false;
+  bool no_replay = false;
 };
 /// Exit status: 0 finished, 3 stopped early (status ≠ finished), 128 + signal
 /// when interrupted; bad input throws (main returns 1).
 int run_simulate(const SimulateArgs& args);
+
+struct ReplayArgs {
+  std::string dir;    ///< the --out directory of a finished run
+  std::string world;  ///< the world file, when the one in summary.json is not found
+};
+/// Writes DIR/replay.html from a run's outputs (and updates summary.json's "replay").
+int run_replay(const ReplayArgs& args);
 
 }  // namespace plume::cli

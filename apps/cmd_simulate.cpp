@@ -6,6 +6,7 @@
 //   contacts.csv    time,contact,gap,normal_velocity,normal_force,friction_force
 //   energy.csv      time,energy
 //   summary.json    status, counts, energies, timing, the world's size
+//   replay.html     the run in 3-D in a browser, offline (replay.cpp; when three.js is there)
 //   *.png           plots drawn by plot_simulation.py (when python3 + matplotlib are there)
 //
 // Every file is written to a hidden temporary file in DIR and renamed into
@@ -45,6 +46,7 @@
 #include <vector>
 
 #include "cli_common.hpp"
+#include "replay.hpp"
 #include "plume/error.hpp"
 #include "plume/sim/simulator.hpp"
 #include "plume/sim/world_file.hpp"
@@ -226,6 +228,7 @@ const char* const kEvents = "events.csv";
 const char* const kContacts = "contacts.csv";
 const char* const kEnergy = "energy.csv";
 const char* const kSummary = "summary.json";
+const char* const kReplay = "replay.html";
 const std::array<const char*, 3> kPlots = {"contact_forces.png", "separation_velocities.png", "energy.png"};
 
 // Streams every record to its (temporary) CSV file as the run goes.
@@ -537,7 +540,7 @@ nlohmann::ordered_json world_coordinates(const World& w) {
 
 nlohmann::ordered_json summary_json(const Scenario& scenario, const SimulationOptions& options, const RunOutcome& run,
                                     const CsvRecorder* recorder, const fs::path& dir, const std::string& world_path,
-                                    const PlotOutcome* plots) {
+                                    const PlotOutcome* plots, const PageOutcome* replay = nullptr) {
   const World& w = scenario.world;
   const SimulationStatistics& st = run.statistics;
   nlohmann::ordered_json j;
@@ -580,6 +583,11 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const SimulationOp
   j["models"] = models;
   j["coordinates"] = world_coordinates(w);
   j["world"] = world_path;
+  {
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(world_path, ec);
+    j["world_absolute"] = ec ? world_path : absolute.lexically_normal().string();
+  }
   j["output_dir"] = dir.string();
   j["controller"] = scenario.controller ? nlohmann::ordered_json{{"type", "pd"}, {"rate", 1.0 / scenario.controller_period}}
                                         : nlohmann::ordered_json(nullptr);
@@ -588,6 +596,14 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const SimulationOp
   j["event_rows"] = recorder ? recorder->event_rows : 0;
   j["contact_rows"] = recorder ? recorder->contact_rows : 0;
   j["files"] = {{"trajectory", kTrajectory}, {"events", kEvents}, {"contacts", kContacts}, {"energy", kEnergy}};
+  if (replay && replay->written) {
+    j["replay"] = kReplay;
+    j["replay_frames"] = replay->frames;
+    j["replay_bytes"] = replay->bytes;
+  } else {
+    j["replay"] = nullptr;
+    j["replay_message"] = replay ? replay->message : "not written yet";
+  }
   if (plots) {
     j["plots"] = plots->files;
     if (!plots->message.empty()) j["plots_message"] = plots->message;
@@ -610,7 +626,7 @@ void prepare_output_directory(const fs::path& dir) {
   if (ec) throw ArgumentError("--out " + dir.string() + ": cannot create the directory: " + ec.message());
   if (access(dir.c_str(), W_OK) != 0) throw ArgumentError(system_error("--out " + dir.string() + " is not writable"));
   // Outputs of an earlier run would pass for this run's: remove them.
-  for (const char* f : {kTrajectory, kEvents, kContacts, kEnergy, kSummary}) fs::remove(dir / f, ec);
+  for (const char* f : {kTrajectory, kEvents, kContacts, kEnergy, kSummary, kReplay}) fs::remove(dir / f, ec);
   for (const char* f : kPlots) fs::remove(dir / f, ec);
 }
 
@@ -683,6 +699,18 @@ int run_simulate(const SimulateArgs& args) {
   pending.message = "not drawn yet";
   write_summary(dir, summary_json(scenario, options, run, recorder.get(), dir, args.world, &pending));
 
+  PageOutcome replay;
+  if (args.no_replay) {
+    replay.message = "disabled by --no-replay";
+  } else {
+    try {
+      replay = write_replay_page(world, dir, summary_json(scenario, options, run, recorder.get(), dir, args.world, &pending));
+    } catch (const std::exception& e) {
+      replay.message = one_line(e.what());
+    }
+  }
+  write_summary(dir, summary_json(scenario, options, run, recorder.get(), dir, args.world, &pending, &replay));
+
   PlotOutcome plots;
   if (args.no_plots) {
     plots.message = "disabled by --no-plots";
@@ -691,7 +719,7 @@ int run_simulate(const SimulateArgs& args) {
   } else {
     plots.message = "not drawn: the run was interrupted";
   }
-  write_summary(dir, summary_json(scenario, options, run, recorder.get(), dir, args.world, &plots));
+  write_summary(dir, summary_json(scenario, options, run, recorder.get(), dir, args.world, &plots, &replay));
 
   // The report.
   const SimulationStatistics& st = run.statistics;
@@ -720,6 +748,12 @@ int run_simulate(const SimulateArgs& args) {
   }
   std::cout << "  outputs: " << (dir / "").string() << " (" << kTrajectory << ", " << kEvents << ", " << kContacts
             << ", " << kEnergy << ", " << kSummary << ")\n";
+  if (replay.written) {
+    std::cout << "  replay: " << (dir / kReplay).string() << " (" << replay.frames << " frames, "
+              << short_number(static_cast<double>(replay.bytes) / 1e6) << " MB; open it in a browser)\n";
+  } else {
+    std::cout << "  replay: none (" << replay.message << ")\n";
+  }
   if (!plots.files.empty()) {
     std::cout << "  plots:";
     for (std::size_t i = 0; i < plots.files.size(); ++i) {
@@ -740,6 +774,51 @@ int run_simulate(const SimulateArgs& args) {
               << "): " << run.message << "\n";
     return 3;
   }
+  return 0;
+}
+
+int run_replay(const ReplayArgs& args) {
+  const fs::path dir(args.dir);
+  const fs::path summary_path = dir / kSummary;
+  std::error_code ec;
+  if (!fs::is_regular_file(summary_path, ec)) {
+    throw ArgumentError(dir.string() + " holds no " + kSummary + ": give the --out directory of a plume simulate run");
+  }
+  nlohmann::ordered_json summary;
+  try {
+    std::ifstream in(summary_path);
+    summary = nlohmann::ordered_json::parse(in);
+  } catch (const std::exception& e) {
+    throw ArgumentError(summary_path.string() + " is not valid JSON (" + one_line(e.what()) + "); run plume simulate again");
+  }
+  if (summary.value("status", std::string()) == "running") {
+    throw ArgumentError(summary_path.string() + " says the run is still going (status \"running\"): wait for it to end");
+  }
+  std::string world_path = args.world;
+  if (world_path.empty()) {
+    for (const char* key : {"world", "world_absolute"}) {
+      const std::string p = summary.value(key, std::string());
+      if (!p.empty() && fs::is_regular_file(p, ec)) {
+        world_path = p;
+        break;
+      }
+    }
+    if (world_path.empty()) {
+      throw ArgumentError("the world file of this run (" + summary.value("world", std::string("?")) +
+                          ") is not found from here: give it with --world");
+    }
+  }
+  const Scenario scenario = load_world(world_path);
+  const PageOutcome page = write_replay_page(scenario.world, dir, summary);
+  if (!page.written) throw Error("replay.html not written: " + page.message);
+  summary["replay"] = kReplay;
+  summary["replay_frames"] = page.frames;
+  summary["replay_bytes"] = page.bytes;
+  summary.erase("replay_message");
+  write_summary(dir, summary);
+  std::cout << (dir / kReplay).string() << ": " << page.frames << " frames";
+  if (page.frames < page.recorded_frames) std::cout << " (of " << page.recorded_frames << " recorded)";
+  std::cout << ", " << short_number(static_cast<double>(page.bytes) / 1e6) << " MB\n";
   return 0;
 }
 

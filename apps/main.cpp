@@ -50,9 +50,16 @@ int main(int argc, char** argv) {
   sim_cmd->add_option("--out", sim.out, "Output directory, created if missing")->default_str("plume_out");
   auto* sim_duration_opt = sim_cmd->add_option("--duration", sim_duration, "Simulated time [s], overrides the world file's");
   sim_cmd->add_flag("--no-plots", sim.no_plots, "Do not draw the PNG plots");
+  sim_cmd->add_flag("--no-replay", sim.no_replay, "Do not write replay.html");
   sim_cmd->footer(
       "Exit status: 0 the run finished; 1 bad input; 3 the simulation stopped early (outputs written up to "
       "that point); 128+N interrupted by signal N (outputs written).");
+
+  ReplayArgs replay;
+  CLI::App* replay_cmd = app.add_subcommand(
+      "replay", "Write OUTDIR/replay.html (the run in 3-D, offline in a browser) from a plume simulate output directory");
+  replay_cmd->add_option("outdir", replay.dir, "Output directory of plume simulate")->required();
+  replay_cmd->add_option("--world", replay.world, "World file of the run (default: the one summary.json names)");
 
   try {
     app.parse(argc, argv);
@@ -88,6 +95,7 @@ int main(int argc, char** argv) {
       if (sim_duration_opt->count() > 0) sim.duration = sim_duration;
       return run_simulate(sim);
     }
+    if (app.got_subcommand(replay_cmd)) return run_replay(replay);
   } catch (const plume::Error& e) {
     std::cerr << "plume: error: " << e.what() << "\n";
     return 1;

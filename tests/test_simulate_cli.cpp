@@ -125,7 +125,7 @@ std::string trajectory_header(int nq, int nv) {
 }
 
 const std::set<std::string> kCsvAndSummary = {"trajectory.csv", "events.csv", "contacts.csv", "energy.csv",
-                                              "summary.json"};
+                                              "summary.json", "replay.html"};
 
 // A ball dropped onto the ground: a short run with impacts.
 std::string drop_world(const std::string& simulate_attributes) {
@@ -462,6 +462,94 @@ TEST(SimulateCli, CoordinatesNameEveryTrajectoryColumn) {
   EXPECT_EQ(coords["v_2"]["component"], "wx");  // the ball's [ω; v] in its body frame
   EXPECT_EQ(coords["v_5"]["component"], "vx");
   EXPECT_EQ(coords["v_5"]["unit"], "m/s");
+}
+
+// The data replay.html carries (the JSON in its plume-data script).
+json replay_data(const fs::path& page) {
+  const std::string html = read_text(page);
+  const std::string open = "<script type=\"application/json\" id=\"plume-data\">";
+  const std::size_t a = html.find(open);
+  if (a == std::string::npos) return json();
+  const std::size_t b = html.find("</script>", a);
+  std::string text = html.substr(a + open.size(), b - a - open.size());
+  for (std::size_t at = 0; (at = text.find("<\\/", at)) != std::string::npos;) text.replace(at, 3, "</");
+  return json::parse(text);
+}
+
+// plume replay rebuilds the page of a finished run; the page's frames are the
+// trajectory's rows: the ball's body placement is its free-flyer q.
+TEST(SimulateCli, ReplayPageHoldsTheTrajectory) {
+  TempDir tmp;
+  const std::string world = tmp.write("drop.xml", drop_world("duration=\"0.45\" output_rate=\"100\""));
+  const fs::path out = tmp.path / "out";
+  const CliRun r = run("simulate " + world + " --out " + out.string() + " --no-plots --no-replay", tmp);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(out / "replay.html"));
+  EXPECT_TRUE(json::parse(read_text(out / "summary.json"))["replay"].is_null());
+
+  const CliRun rep = run("replay " + out.string(), tmp);
+  if (rep.status != 0 && rep.err.find("three.js not found") != std::string::npos) {
+    FAIL() << "three.js is not installed (Debian: libjs-three): " << rep.err;
+  }
+  ASSERT_EQ(rep.status, 0) << rep.out << rep.err;
+  EXPECT_NE(rep.out.find("replay.html"), std::string::npos) << rep.out;
+  const json s = json::parse(read_text(out / "summary.json"));
+  EXPECT_EQ(s["replay"], "replay.html");
+  const json d = replay_data(out / "replay.html");
+  ASSERT_TRUE(d.is_object());
+  EXPECT_EQ(d["mode"], "replay");
+  EXPECT_EQ(d["status"], "finished");
+  const Csv traj = read_csv(out / "trajectory.csv");
+  ASSERT_EQ(d["times"].size(), traj.rows.size());
+  ASSERT_EQ(d["bodies"].size(), 1u);
+  EXPECT_EQ(d["bodies"][0]["shapes"][0]["type"], "sphere");
+  for (std::size_t k = 0; k < traj.rows.size(); ++k) {
+    EXPECT_NEAR(d["times"][k].get<double>(), traj.rows[k][0], 1e-12);
+    for (int i = 0; i < 7; ++i) EXPECT_NEAR(d["poses"][k][i].get<double>(), traj.rows[k][1 + i], 1.1e-5) << k << " " << i;
+  }
+  // Two impacts on the timeline, each placed on the ground under the ball with the ground's normal.
+  int impacts = 0;
+  for (const json& e : d["events"]) impacts += e["kind"] == "impact";
+  EXPECT_EQ(impacts, 2);
+  ASSERT_EQ(d["impacts"].size(), 2u);
+  for (const json& c : d["impacts"]) {
+    EXPECT_NEAR(c[3].get<double>(), 0.0, 1e-4);  // z of the contact point
+    EXPECT_NEAR(c[6].get<double>(), 1.0, 1e-4);  // n_z
+  }
+
+  // Bad input: one line naming the problem.
+  const CliRun none = run("replay " + (tmp.path / "nowhere").string(), tmp);
+  EXPECT_EQ(none.status, 1);
+  EXPECT_NE(none.err.find("summary.json"), std::string::npos) << none.err;
+  const std::string other = tmp.write("swing.xml", "<world><model name=\"p\" collision=\"none\" urdf=\"" + kModels +
+                                                       "/double_pendulum.urdf\"/></world>");
+  const CliRun wrong = run("replay " + out.string() + " --world " + other, tmp);
+  EXPECT_EQ(wrong.status, 1);
+  EXPECT_NE(wrong.err.find("columns"), std::string::npos) << wrong.err;
+}
+
+// The demo's page: under the size budget, and at rest the four feet stand on
+// the ground (contact points at z = 0, normals up) carrying the robot's weight.
+TEST(SimulateCli, QuadrupedReplayShowsTheFeetCarryingTheWeight) {
+  TempDir tmp;
+  const fs::path out = tmp.path / "quad";
+  const CliRun r = run("simulate " + kModels + "/worlds/quadruped_standing.xml --out " + out.string() + " --no-plots", tmp);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  ASSERT_TRUE(fs::exists(out / "replay.html")) << r.out;
+  EXPECT_LE(fs::file_size(out / "replay.html"), 5000000u);
+  const json d = replay_data(out / "replay.html");
+  ASSERT_TRUE(d.is_object());
+  const json& last = d["contacts"].back();
+  ASSERT_EQ(last.size(), 4u);
+  double weight = 0.0;
+  for (const json& c : last) {
+    EXPECT_NEAR(c[2].get<double>(), 0.0, 1e-4);  // on the ground
+    EXPECT_NEAR(c[5].get<double>(), 1.0, 1e-4);  // normal up
+    EXPECT_EQ(c[11], 0);                          // sticking
+    weight += c[6].get<double>();
+  }
+  EXPECT_NEAR(weight, 22.2 * 9.81, 0.02 * 22.2 * 9.81);  // at rest after 2 s: the feet carry m g
+  EXPECT_EQ(d["contacts"][0].size(), 0u);                  // released 2 cm above the ground
 }
 
 // The shipped worlds run to their end and do what their comments say

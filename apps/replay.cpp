@@ -1,0 +1,651 @@
+// replay.html and view pages: the scene (every collision shape of every body,
+// the environment), the frames (body placements from forward kinematics on
+// each trajectory row), the contacts (points, normals, forces and states from
+// contacts.csv, placed by contact detection on the same rows) and the events,
+// written as one JSON object into apps/replay_page.html with three.js inlined.
+#include "replay.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+#include <vector>
+
+#include "plume/algorithms/kinematics.hpp"
+#include "plume/configuration.hpp"
+#include "plume/contact/detection.hpp"
+#include "plume/data.hpp"
+#include "plume/error.hpp"
+#include "plume/geometry/convex_hull.hpp"
+#include "plume/geometry/mesh.hpp"
+
+namespace plume::cli {
+
+extern const char* const kReplayPageTemplate;  // replay_page.cpp, generated from replay_page.html
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+
+// ---- small helpers -----------------------------------------------------------------------
+
+// x rounded to a multiple of `step` (shorter JSON; well below what a screen shows).
+double rounded(double x, double step) {
+  if (!std::isfinite(x)) return 0.0;
+  const double r = std::round(x / step) * step;
+  return r == 0.0 ? 0.0 : r;  // no "-0"
+}
+
+ordered_json vec_json(const Vec3& v, double step = 1e-6) {
+  return ordered_json::array({rounded(v.x(), step), rounded(v.y(), step), rounded(v.z(), step)});
+}
+
+ordered_json quat_json(const Mat3& R) {
+  Eigen::Quaterniond q(R);
+  q.normalize();
+  return ordered_json::array({rounded(q.x(), 1e-6), rounded(q.y(), 1e-6), rounded(q.z(), 1e-6), rounded(q.w(), 1e-6)});
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return {};
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// RFC 4180 rows (quoted fields with "" for a quote); the header is row 0.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string field;
+  bool quoted = false, any = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+      continue;
+    }
+    if (c == '"') {
+      quoted = true;
+      any = true;
+    } else if (c == ',') {
+      row.push_back(field);
+      field.clear();
+      any = true;
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      if (any || !field.empty()) {
+        row.push_back(field);
+        rows.push_back(row);
+      }
+      row.clear();
+      field.clear();
+      any = false;
+    } else {
+      field += c;
+      any = true;
+    }
+  }
+  if (any || !field.empty()) {
+    row.push_back(field);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+double number(const std::string& s) {
+  char* end = nullptr;
+  const double x = std::strtod(s.c_str(), &end);
+  return end != s.c_str() && *end == '\0' ? x : std::nan("");
+}
+
+int column_of(const std::vector<std::string>& header, const std::string& name) {
+  const auto it = std::find(header.begin(), header.end(), name);
+  return it == header.end() ? -1 : static_cast<int>(it - header.begin());
+}
+
+void write_atomically(const fs::path& path, const std::string& text) {
+  const fs::path tmp = path.parent_path() / ("." + path.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw Error("cannot write " + path.string());
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw Error("cannot rename the page into " + path.string() + ": " + ec.message());
+  }
+}
+
+// ---- geometry ----------------------------------------------------------------------------
+
+// Vertex clustering: vertices snapped to a grid of cell `h` and merged,
+// triangles that collapse dropped. Keeps the outline of a mesh at a fraction of
+// its triangles (the replay is for looking at, not for contact).
+TriangleMesh decimate(const TriangleMesh& mesh, std::size_t max_triangles) {
+  if (mesh.triangles.size() <= max_triangles || mesh.vertices.empty()) return mesh;
+  Vec3 lo = mesh.vertices[0], hi = lo;
+  for (const Vec3& v : mesh.vertices) {
+    lo = lo.cwiseMin(v);
+    hi = hi.cwiseMax(v);
+  }
+  const double extent = std::max((hi - lo).maxCoeff(), 1e-9);
+  TriangleMesh out = mesh;
+  for (int cells = 64; cells >= 4 && out.triangles.size() > max_triangles; cells /= 2) {
+    const double h = extent / cells;
+    std::map<std::array<long, 3>, int> index;
+    std::vector<Vec3> sum;
+    std::vector<int> count, remap(mesh.vertices.size());
+    for (std::size_t k = 0; k < mesh.vertices.size(); ++k) {
+      const Vec3 c = (mesh.vertices[k] - lo) / h;
+      const std::array<long, 3> key{std::lround(c.x()), std::lround(c.y()), std::lround(c.z())};
+      auto [it, fresh] = index.emplace(key, static_cast<int>(sum.size()));
+      if (fresh) {
+        sum.push_back(Vec3::Zero());
+        count.push_back(0);
+      }
+      sum[static_cast<std::size_t>(it->second)] += mesh.vertices[k];
+      ++count[static_cast<std::size_t>(it->second)];
+      remap[k] = it->second;
+    }
+    out.vertices.clear();
+    for (std::size_t k = 0; k < sum.size(); ++k) out.vertices.push_back(sum[k] / count[k]);
+    out.triangles.clear();
+    std::set<std::array<int, 3>> seen;
+    for (const auto& t : mesh.triangles) {
+      const std::array<int, 3> m{remap[static_cast<std::size_t>(t[0])], remap[static_cast<std::size_t>(t[1])],
+                                 remap[static_cast<std::size_t>(t[2])]};
+      if (m[0] == m[1] || m[1] == m[2] || m[0] == m[2]) continue;
+      std::array<int, 3> key = m;
+      std::sort(key.begin(), key.end());
+      if (seen.insert(key).second) out.triangles.push_back(m);
+    }
+  }
+  return out;
+}
+
+ordered_json mesh_json(const TriangleMesh& mesh) {
+  ordered_json v = ordered_json::array(), t = ordered_json::array();
+  for (const Vec3& p : mesh.vertices) {
+    for (int k = 0; k < 3; ++k) v.push_back(rounded(p(k), 1e-5));
+  }
+  for (const auto& tri : mesh.triangles) {
+    for (int k : tri) t.push_back(k);
+  }
+  return ordered_json{{"vertices", v}, {"triangles", t}};
+}
+
+TriangleMesh hull_mesh(const ConvexHull& hull) {
+  TriangleMesh m;
+  m.vertices = hull.vertices();
+  for (int f = 0; f < hull.num_faces(); ++f) {
+    const int n = hull.faces()[static_cast<std::size_t>(f)].count;
+    for (int k = 1; k + 1 < n; ++k) m.triangles.push_back({hull.face_vertex(f, 0), hull.face_vertex(f, k), hull.face_vertex(f, k + 1)});
+  }
+  return m;
+}
+
+// Triangles per mesh in the page: 20 000 keeps a robot of 30 mesh links near 2 MB.
+constexpr std::size_t kMeshTriangles = 20000;
+
+// One shape: its geometry and its pose in its body (or the world) from
+// X_shape_body. Meshes carry the file's triangles when it reads (decimated),
+// else the convex hull plume computes contacts with.
+ordered_json shape_json(const std::string& name, const Geometry& g, const Transform& X_shape_parent) {
+  ordered_json j;
+  j["name"] = name;
+  j["type"] = geometry_name(g);
+  j["position"] = vec_json(X_shape_parent.pose_translation());
+  j["quaternion"] = quat_json(X_shape_parent.pose_rotation());
+  if (const auto* s = std::get_if<Sphere>(&g)) j["radius"] = s->radius;
+  if (const auto* b = std::get_if<Box>(&g)) j["size"] = vec_json(b->size);
+  if (const auto* c = std::get_if<Cylinder>(&g)) {
+    j["radius"] = c->radius;
+    j["length"] = c->length;
+  }
+  if (const auto* c = std::get_if<Capsule>(&g)) {
+    j["radius"] = c->radius;
+    j["length"] = c->length;
+  }
+  if (const auto* m = std::get_if<Mesh>(&g)) {
+    j["filename"] = m->filename;
+    bool done = false;
+    if (!m->resolved.empty()) {
+      try {
+        j["mesh"] = mesh_json(decimate(read_mesh(m->resolved, m->scale), kMeshTriangles));
+        j["source"] = "file";
+        done = true;
+      } catch (const std::exception&) {
+        // Fall back to the hull below.
+      }
+    }
+    if (!done && m->hull) {
+      j["mesh"] = mesh_json(hull_mesh(*m->hull));
+      j["source"] = "hull";
+      done = true;
+    }
+    if (!done) j["type"] = "missing";
+  }
+  return j;
+}
+
+// ---- the scene ---------------------------------------------------------------------------
+
+struct Scene {
+  ordered_json bodies = ordered_json::array();  // moving bodies with shapes
+  ordered_json statics = ordered_json::array();  // environment and shapes welded to the world
+  std::vector<int> body_index;                   // model body of each page body
+  int follow = -1;                               // page body of the first floating base
+};
+
+Scene build_scene(const Model& model, const std::vector<WorldModel>& models, const std::vector<EnvironmentShape>& env) {
+  Scene s;
+  std::vector<std::vector<int>> shapes_of(static_cast<std::size_t>(model.nbodies()));
+  for (std::size_t k = 0; k < model.collisions().size(); ++k) {
+    shapes_of[static_cast<std::size_t>(model.collisions()[k].body)].push_back(static_cast<int>(k));
+  }
+  const auto model_of = [&](int body) -> std::pair<int, std::string> {
+    for (std::size_t m = 0; m < models.size(); ++m) {
+      if (body >= models[m].first_body && body < models[m].first_body + models[m].nbodies) {
+        return {static_cast<int>(m), models[m].name};
+      }
+    }
+    return {0, model.name()};
+  };
+  for (int b = 1; b < model.nbodies(); ++b) {
+    const JointType type = model.joint(b).type;
+    const bool floating = model.parent(b) == 0 && (type == JointType::FreeFlyer || type == JointType::Planar);
+    ordered_json body;
+    body["name"] = model.body_name(b);
+    // Page bodies are the model's moving bodies in order: the parent's page index is b − 2.
+    body["parent"] = model.parent(b) - 1;
+    const auto [m, name] = model_of(b);
+    body["model"] = name;
+    body["model_index"] = m;
+    // Origins of the links merged into this body (URDF fixed joints, e.g. a
+    // foot frame at the end of a shank): the page draws a stick to each.
+    body["tips"] = ordered_json::array();
+    for (const Frame& f : model.frames()) {
+      if (f.body != b || f.placement.r().norm() < 1e-6) continue;
+      body["tips"].push_back(vec_json(f.placement.r(), 1e-5));
+    }
+    body["shapes"] = ordered_json::array();
+    for (int k : shapes_of[static_cast<std::size_t>(b)]) {
+      const CollisionShape& c = model.collisions()[static_cast<std::size_t>(k)];
+      body["shapes"].push_back(shape_json(c.name, c.geometry, c.placement));
+    }
+    if (floating && s.follow < 0) s.follow = static_cast<int>(s.bodies.size());
+    s.bodies.push_back(body);
+    s.body_index.push_back(b);
+  }
+  for (int k : shapes_of[0]) {
+    const CollisionShape& c = model.collisions()[static_cast<std::size_t>(k)];
+    s.statics.push_back(shape_json(c.name, c.geometry, c.placement));
+  }
+  for (const EnvironmentShape& e : env) s.statics.push_back(shape_json(e.name, e.geometry, e.placement));
+  return s;
+}
+
+// The placements of the page's bodies at q: [x y z qx qy qz qw] each.
+void append_poses(const Model& model, Data& data, const Scene& scene, ordered_json& out) {
+  for (int b : scene.body_index) {
+    const Transform& X = data.X0[static_cast<std::size_t>(b)];
+    const Vec3 p = X.r();
+    Eigen::Quaterniond r(Mat3(X.E().transpose()));
+    r.normalize();
+    for (double x : {p.x(), p.y(), p.z()}) out.push_back(rounded(x, 1e-5));
+    for (double x : {r.x(), r.y(), r.z(), r.w()}) out.push_back(rounded(x, 1e-5));
+  }
+  (void)model;
+}
+
+std::string three_file(const fs::path& dir, const char* name) {
+  const fs::path p = dir / name;
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec)) return {};
+  return read_text(p);
+}
+
+// A script's text made safe inside <script>…</script>.
+std::string script_safe(std::string text) {
+  std::size_t at = 0;
+  while ((at = text.find("</", at)) != std::string::npos) {
+    text.replace(at, 2, "<\\/");
+    at += 3;
+  }
+  return text;
+}
+
+std::string fill_page(const std::string& data_json, const std::string& title, std::string* why) {
+  const fs::path three_dir = find_three();
+  if (three_dir.empty()) {
+    *why = "three.js not found (Debian: apt-get install libjs-three, or set PLUME_THREE_DIR to a directory "
+           "holding three.min.js and OrbitControls.js)";
+    return {};
+  }
+  const std::string three = three_file(three_dir, "three.min.js");
+  std::string orbit = three_file(three_dir, "OrbitControls.js");
+  if (orbit.empty()) orbit = three_file(three_dir / "examples" / "js" / "controls", "OrbitControls.js");
+  if (three.empty() || orbit.empty()) {
+    *why = "three.min.js or OrbitControls.js missing or unreadable in " + three_dir.string();
+    return {};
+  }
+  std::string page = kReplayPageTemplate;
+  const auto put = [&](const std::string& key, const std::string& value) {
+    const std::size_t at = page.find(key);
+    if (at == std::string::npos) throw Error("replay page template lacks " + key);
+    page.replace(at, key.size(), value);
+  };
+  std::string escaped_title;
+  for (char c : title) {
+    if (c == '<') escaped_title += "&lt;";
+    else if (c == '>') escaped_title += "&gt;";
+    else if (c == '&') escaped_title += "&amp;";
+    else escaped_title += c;
+  }
+  // The data last: it may hold any of the other keys as text.
+  put("@PLUME_TITLE@", escaped_title);
+  put("/*@PLUME_THREE@*/", script_safe(three));
+  put("/*@PLUME_ORBIT@*/", script_safe(orbit));
+  put("@PLUME_DATA@", script_safe(data_json));
+  return page;
+}
+
+}  // namespace
+
+fs::path find_three() {
+  std::vector<fs::path> dirs;
+  if (const char* env = std::getenv("PLUME_THREE_DIR")) dirs.emplace_back(env);
+  dirs.emplace_back(PLUME_THREE_DIR);
+  dirs.emplace_back("/usr/share/javascript/three");
+  for (const fs::path& d : dirs) {
+    std::error_code ec;
+    if (!d.empty() && fs::is_regular_file(d / "three.min.js", ec)) return d;
+  }
+  return {};
+}
+
+PageOutcome write_replay_page(const World& world, const fs::path& dir, const ordered_json& summary) {
+  PageOutcome out;
+  const Model& model = world.model();
+  const auto traj = parse_csv(read_text(dir / "trajectory.csv"));
+  if (traj.size() < 2) {
+    out.message = (dir / "trajectory.csv").string() + " is missing or has no rows";
+    return out;
+  }
+  if (traj[0].size() != static_cast<std::size_t>(1 + model.nq() + model.nv())) {
+    out.message = (dir / "trajectory.csv").string() + " has " + std::to_string(traj[0].size()) +
+                  " columns, the world needs 1 + nq + nv = " + std::to_string(1 + model.nq() + model.nv()) +
+                  " (is it the output of another world?)";
+    return out;
+  }
+  std::vector<double> times;
+  std::vector<VectorX> qs, vs;
+  for (std::size_t r = 1; r < traj.size(); ++r) {
+    if (traj[r].size() != traj[0].size()) continue;  // a damaged row
+    VectorX q(model.nq()), v(model.nv());
+    bool finite = true;
+    for (int k = 0; k < model.nq(); ++k) finite = finite && std::isfinite(q(k) = number(traj[r][static_cast<std::size_t>(1 + k)]));
+    for (int k = 0; k < model.nv(); ++k) {
+      finite = finite && std::isfinite(v(k) = number(traj[r][static_cast<std::size_t>(1 + model.nq() + k)]));
+    }
+    const double t = number(traj[r][0]);
+    if (!finite || !std::isfinite(t)) continue;
+    normalize_configuration(model, q);
+    times.push_back(t);
+    qs.push_back(q);
+    vs.push_back(v);
+  }
+  out.recorded_frames = static_cast<int>(times.size());
+  if (times.empty()) {
+    out.message = (dir / "trajectory.csv").string() + " has no finite row";
+    return out;
+  }
+
+  // Contacts at output times, by time then name.
+  std::map<double, std::vector<std::pair<std::string, std::array<double, 2>>>> contact_rows;
+  {
+    const auto rows = parse_csv(read_text(dir / "contacts.csv"));
+    if (!rows.empty()) {
+      const int ct = column_of(rows[0], "time"), cn = column_of(rows[0], "contact"),
+                cf = column_of(rows[0], "normal_force"), cfr = column_of(rows[0], "friction_force");
+      for (std::size_t r = 1; r < rows.size() && ct >= 0 && cn >= 0 && cf >= 0 && cfr >= 0; ++r) {
+        if (rows[r].size() != rows[0].size()) continue;
+        contact_rows[number(rows[r][static_cast<std::size_t>(ct)])].push_back(
+            {rows[r][static_cast<std::size_t>(cn)],
+             {number(rows[r][static_cast<std::size_t>(cf)]), number(rows[r][static_cast<std::size_t>(cfr)])}});
+      }
+    }
+  }
+  struct EventRow {
+    double t;
+    std::string kind, contact;
+    double impulse;
+  };
+  std::vector<EventRow> events;
+  {
+    const auto rows = parse_csv(read_text(dir / "events.csv"));
+    if (!rows.empty()) {
+      const int ct = column_of(rows[0], "time"), ck = column_of(rows[0], "kind"), cc = column_of(rows[0], "contact"),
+                ci = column_of(rows[0], "impulse");
+      for (std::size_t r = 1; r < rows.size() && ct >= 0 && ck >= 0 && cc >= 0 && ci >= 0; ++r) {
+        if (rows[r].size() != rows[0].size()) continue;
+        events.push_back({number(rows[r][static_cast<std::size_t>(ct)]), rows[r][static_cast<std::size_t>(ck)],
+                          rows[r][static_cast<std::size_t>(cc)], number(rows[r][static_cast<std::size_t>(ci)])});
+      }
+    }
+  }
+
+  std::set<double> event_times;
+  for (const EventRow& e : events) event_times.insert(e.t);
+  const double rate = summary.value("output_rate", 0.0);
+  const auto output_time = [&](double t) {
+    if (!(rate > 0.0)) return false;
+    const double k = std::round(t * rate);
+    return std::abs(t - k / rate) <= 1e-9 * std::max(1.0, std::abs(t));
+  };
+
+  Scene scene = build_scene(model, world.models(), world.environment());
+  Data data(model);
+  DetectionOptions detection;
+  detection.margin = 1e-3;
+  detection.self_collision = world.self_collision();
+  std::optional<ContactDetector> detector;
+  try {
+    detector.emplace(model, world.environment(), detection);
+  } catch (const std::exception&) {
+    // No contact placement: the page shows the motion only.
+  }
+  std::vector<Contact> found;
+  std::unordered_map<std::string, const Contact*> by_name;
+  const auto detect_at = [&](const VectorX& q, const VectorX& v) {
+    by_name.clear();
+    forward_kinematics(model, data, q, v);
+    if (!detector) return;
+    detector->detect(model, data, found);
+    for (const Contact& c : found) {
+      const auto& shapes = detector->shapes();
+      by_name[shapes[static_cast<std::size_t>(c.shape_a)].name + "|" + shapes[static_cast<std::size_t>(c.shape_b)].name +
+              "#" + std::to_string(c.feature)] = &c;
+    }
+  };
+  // Velocity of the material point at world position p of body b, world axes.
+  const auto point_velocity = [&](int b, const Vec3& p) -> Vec3 {
+    if (b == 0) return Vec3::Zero();
+    const Transform& X = data.X0[static_cast<std::size_t>(b)];
+    const Mat3 R = X.E().transpose();
+    const Vec3 w = R * data.v[static_cast<std::size_t>(b)].angular();
+    const Vec3 v0 = R * data.v[static_cast<std::size_t>(b)].linear();
+    return v0 + w.cross(p - X.r());
+  };
+
+  // Frames, then decimation to the size budget.
+  const double t_end = times.back();
+  std::vector<std::size_t> keep(times.size());
+  for (std::size_t k = 0; k < keep.size(); ++k) keep[k] = k;
+  ordered_json data_json;
+  std::string page;
+  // The force drawn at the page's reference arrow length: the 90th percentile
+  // of the normal forces (an impact-time peak would make the resting ones invisible).
+  double max_force = 0.0;
+  {
+    std::vector<double> all;
+    for (const auto& [t, rows] : contact_rows) {
+      for (const auto& row : rows) {
+        if (std::isfinite(row.second[0]) && row.second[0] > 0.0) all.push_back(row.second[0]);
+      }
+    }
+    if (!all.empty()) {
+      const std::size_t k = (all.size() * 9) / 10;
+      std::nth_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k), all.end());
+      max_force = all[k];
+    }
+  }
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    ordered_json poses = ordered_json::array(), frame_times = ordered_json::array(), contacts = ordered_json::array();
+    for (std::size_t k : keep) {
+      ordered_json pose = ordered_json::array();
+      detect_at(qs[k], vs[k]);
+      append_poses(model, data, scene, pose);
+      poses.push_back(pose);
+      frame_times.push_back(times[k]);
+      ordered_json here = ordered_json::array();
+      const auto it = contact_rows.find(times[k]);
+      // A row added at an event (not an output time) has no contacts.csv rows:
+      // null tells the page to show those of the output before it.
+      if (it == contact_rows.end() && event_times.count(times[k]) && !output_time(times[k])) {
+        contacts.push_back(nullptr);
+        continue;
+      }
+      if (it != contact_rows.end()) {
+        for (const auto& [name, force] : it->second) {
+          const auto c = by_name.find(name);
+          if (c == by_name.end()) continue;
+          const Contact& ct = *c->second;
+          const Vec3 p = 0.5 * (ct.point_a + ct.point_b);
+          const Vec3 n = ct.normal;
+          Vec3 slip = point_velocity(ct.body_b, p) - point_velocity(ct.body_a, p);
+          slip -= n * n.dot(slip);
+          const double speed = slip.norm();
+          const bool sliding = speed > 1e-4;
+          // Friction on b: opposite its slip when sliding; a sticking contact's
+          // direction is not in the outputs (only |f_t|), drawn as a ring.
+          const Vec3 ft = sliding ? Vec3(-slip / speed * force[1]) : Vec3::Zero();
+          ordered_json e = ordered_json::array();
+          for (int d = 0; d < 3; ++d) e.push_back(rounded(p(d), 1e-5));
+          for (int d = 0; d < 3; ++d) e.push_back(rounded(n(d), 1e-4));
+          e.push_back(rounded(force[0], 1e-3));
+          for (int d = 0; d < 3; ++d) e.push_back(rounded(ft(d), 1e-3));
+          e.push_back(rounded(force[1], 1e-3));
+          e.push_back(sliding ? 1 : 0);
+          here.push_back(e);
+        }
+      }
+      contacts.push_back(here);
+    }
+    // Impacts: where and along which normal, from the state after the event.
+    ordered_json impacts = ordered_json::array();
+    {
+      std::size_t row = 0;
+      for (const EventRow& e : events) {
+        if (e.kind != "impact") continue;
+        while (row + 1 < times.size() && times[row] < e.t) ++row;
+        if (std::abs(times[row] - e.t) > 1e-9) continue;
+        detect_at(qs[row], vs[row]);
+        const auto c = by_name.find(e.contact);
+        if (c == by_name.end()) continue;
+        const Vec3 p = 0.5 * (c->second->point_a + c->second->point_b);
+        ordered_json j = ordered_json::array({rounded(e.t, 1e-9)});
+        for (int d = 0; d < 3; ++d) j.push_back(rounded(p(d), 1e-5));
+        for (int d = 0; d < 3; ++d) j.push_back(rounded(c->second->normal(d), 1e-4));
+        j.push_back(rounded(e.impulse, 1e-6));
+        impacts.push_back(j);
+      }
+    }
+    // The timeline: one mark per (time, kind), with how many contacts took part.
+    ordered_json marks = ordered_json::array();
+    for (std::size_t i = 0; i < events.size();) {
+      std::size_t k = i;
+      std::set<std::string> names;
+      while (k < events.size() && events[k].t == events[i].t && events[k].kind == events[i].kind) names.insert(events[k++].contact);
+      std::string list;
+      for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+      if (list.size() > 300) list = list.substr(0, 300) + " …";
+      marks.push_back({{"t", events[i].t}, {"kind", events[i].kind}, {"count", names.size()}, {"contacts", list}});
+      i = k;
+    }
+    const bool finished = summary.value("finished", false);
+    const std::string status = summary.value("status", std::string("unknown"));
+    if (!finished) {
+      marks.push_back({{"t", t_end}, {"kind", "stop"}, {"count", 1}, {"contacts", status + ": " + summary.value("message", std::string())}});
+    }
+
+    data_json = ordered_json::object();
+    data_json["mode"] = "replay";
+    data_json["title"] = summary.value("world", std::string("plume run"));
+    data_json["status"] = status;
+    data_json["finished"] = finished;
+    data_json["message"] = summary.value("message", std::string());
+    data_json["duration"] = summary.value("duration", t_end);
+    data_json["end_time"] = t_end;
+    data_json["recorded_frames"] = times.size();
+    data_json["bodies"] = scene.bodies;
+    data_json["statics"] = scene.statics;
+    data_json["follow"] = scene.follow;
+    data_json["max_force"] = max_force;
+    data_json["times"] = frame_times;
+    data_json["poses"] = poses;
+    data_json["contacts"] = contacts;
+    data_json["impacts"] = impacts;
+    data_json["events"] = marks;
+    std::string why;
+    page = fill_page(data_json.dump(), data_json["title"].get<std::string>(), &why);
+    if (page.empty()) {
+      out.message = why;
+      return out;
+    }
+    if (page.size() <= kReplayBudget || keep.size() <= 2) break;
+    // Too big: keep the rows nearest to an even grid with fewer frames.
+    const double ratio = static_cast<double>(kReplayBudget) / static_cast<double>(page.size());
+    const std::size_t target = std::max<std::size_t>(2, static_cast<std::size_t>(0.9 * ratio * static_cast<double>(keep.size())));
+    std::vector<std::size_t> fewer;
+    std::size_t row = 0;
+    for (std::size_t i = 0; i < target; ++i) {
+      const double t = times.front() + (t_end - times.front()) * static_cast<double>(i) / static_cast<double>(target - 1);
+      while (row + 1 < times.size() && times[row + 1] <= t) ++row;
+      if (fewer.empty() || fewer.back() != row) fewer.push_back(row);
+    }
+    if (fewer.back() != times.size() - 1) fewer.push_back(times.size() - 1);
+    keep = fewer;
+  }
+  write_atomically(dir / "replay.html", page);
+  out.written = true;
+  out.bytes = page.size();
+  out.frames = static_cast<int>(keep.size());
+  return out;
+}
+
+}  // namespace plume::cli

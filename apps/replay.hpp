@@ -1,0 +1,38 @@
+#pragma once
+// replay.html: a self-contained page (three.js and the data inlined) that
+// plays a `plume simulate` run back in 3-D, or shows a model for `plume view`.
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "plume/sim/world.hpp"
+
+namespace plume::cli {
+
+/// What writing a page did.
+struct PageOutcome {
+  bool written = false;
+  std::string message;        ///< why it was not written ("" when it was)
+  std::uintmax_t bytes = 0;   ///< size of the file
+  int frames = 0;             ///< frames in the page
+  int recorded_frames = 0;    ///< trajectory rows (frames = recorded_frames unless decimated)
+};
+
+/// The largest page written for a run [bytes]: frames are decimated (evenly
+/// in time, keeping the first and the last) to stay below it.
+constexpr std::uintmax_t kReplayBudget = 5'000'000;
+
+/// Writes `dir`/replay.html (atomically) from the world and the run's
+/// trajectory.csv, contacts.csv and events.csv in `dir`; `summary` is the
+/// run's summary.json (status, message, time, duration). Never throws for a
+/// missing three.js or unreadable outputs: the outcome says why.
+PageOutcome write_replay_page(const World& world, const std::filesystem::path& dir,
+                              const nlohmann::ordered_json& summary);
+
+/// The directory holding three.min.js and OrbitControls.js ("" if none):
+/// $PLUME_THREE_DIR, then the directory found when plume was configured, then
+/// Debian's /usr/share/javascript/three (package libjs-three).
+std::filesystem::path find_three();
+
+}  // namespace plume::cli

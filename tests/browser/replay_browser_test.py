@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""replay.html in a real browser: headless Chromium opens the page from disk
+with every host name unresolvable, and the checks read its DOM (ready flag,
+frame count), the pixels of its screenshots and Chromium's network log and
+console.
+
+Usage: replay_browser_test.py PLUME MODELS_DIR CASE
+  CASE quadruped: the README demo (the quadruped standing up): the robot drawn
+       where its projected bounding box says, start / middle / end frames that
+       differ, contact arrows while the feet are on the ground and none before.
+  CASE stopped:   a run that stopped early: the page says so and marks the stop.
+
+Exit status 0 passed, 1 failed, 77 Chromium or matplotlib is missing (ctest
+reports the test as skipped, with the reason printed).
+"""
+
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+WIDTH, HEIGHT = 800, 560
+PANEL = 86  # the playback panel under the 3-D view (replay_page.html #panel)
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok:   " if ok else "FAIL: ") + what)
+    if not ok:
+        failures.append(what)
+    return ok
+
+
+def find_chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def chromium(browser, work, url, name, mode):
+    """Runs one headless Chromium: the DOM after the page ran (stdout) and, for mode "screenshot", a PNG.
+    Returns (DOM, console lines, page URLs fetched)."""
+    profile = tempfile.mkdtemp(prefix="profile-", dir=work)
+    netlog = os.path.join(work, name + ".netlog.json")
+    args = [browser, "--headless", "--no-sandbox", "--disable-gpu-sandbox", "--use-angle=swiftshader",
+            "--enable-unsafe-swiftshader", "--disable-background-networking", "--no-first-run",
+            "--user-data-dir=" + profile, "--host-resolver-rules=MAP * ~NOTFOUND", "--log-net-log=" + netlog,
+            "--enable-logging=stderr", "--v=0", f"--window-size={WIDTH},{HEIGHT}", "--hide-scrollbars",
+            "--virtual-time-budget=500"]
+    if mode == "screenshot":
+        args.append("--screenshot=" + os.path.join(work, name + ".png"))
+    args.append("--dump-dom")
+    args.append(url)
+    r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    console = [line for line in r.stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
+    fetched = []
+    try:
+        with open(netlog) as f:
+            log = json.load(f)
+        types = {v: k for k, v in log["constants"]["logEventTypes"].items()}
+        for e in log["events"]:
+            p = e.get("params", {})
+            # Requests made by the page carry its (file://) origin; Chromium's own
+            # background requests have none.
+            if types.get(e["type"]) == "URL_REQUEST_START_JOB" and "file://" in p.get("network_isolation_key", ""):
+                if not p.get("url", "").startswith("file:"):
+                    fetched.append(p.get("url"))
+    except (OSError, ValueError, KeyError) as err:
+        check(False, f"{name}: Chromium's network log is readable ({err})")
+    shutil.rmtree(profile, ignore_errors=True)
+    return r.stdout, console, fetched
+
+
+def body_attributes(dom):
+    m = re.search(r"<body([^>]*)>", dom)
+    return dict(re.findall(r'data-([a-z-]+)="([^"]*)"', m.group(1))) if m else {}
+
+
+def load_png(path):
+    import matplotlib.image
+    img = matplotlib.image.imread(path)  # floats in [0, 1], H x W x (3|4)
+    return (img[:, :, :3] * 255.0 + 0.5).astype("int32")
+
+
+def robot_pixels(img):
+    """The model colour (#3b6cc4, lit and shaded: green well above red, unlike the z axis's pure blue)."""
+    r, g, b = img[:, :, 0], img[:, :, 1], img[:, :, 2]
+    return (b > 110) & (b > r + 50) & (b > g + 25) & (g > r + 20)
+
+
+def sticking_pixels(img):
+    """Sticking-contact markers and arrows (#10b040, unlit)."""
+    r, g, b = img[:, :, 0], img[:, :, 1], img[:, :, 2]
+    return (abs(r - 16) < 35) & (abs(g - 176) < 35) & (abs(b - 64) < 35)
+
+
+def static_checks(page):
+    text = open(page, encoding="utf-8").read()
+    size = os.path.getsize(page)
+    check(size <= 5_000_000, f"replay.html is {size / 1e6:.2f} MB (at most 5 MB)")
+    check(not re.search(r"<script[^>]*\bsrc\s*=", text, re.I), "no external script")
+    check(not re.search(r"<link\b", text, re.I), "no linked stylesheet or resource")
+    check(not re.search(r"<(img|iframe|video|audio|source)\b[^>]*\bsrc\s*=", text, re.I), "no external image or media")
+    check(not re.search(r"url\(\s*['\"]?(https?:)?//", text, re.I), "no CSS url() to the network")
+    return text
+
+
+def run_plume(plume, args):
+    r = subprocess.run([plume] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    return r
+
+
+def case_quadruped(plume, models, browser, work):
+    out = os.path.join(work, "quadruped")
+    r = run_plume(plume, ["simulate", os.path.join(models, "worlds", "quadruped_standing.xml"), "--out", out,
+                          "--no-plots"])
+    if not check(r.returncode == 0, "plume simulate quadruped_standing.xml exits 0\n" + r.stdout + r.stderr):
+        return
+    page = os.path.join(out, "replay.html")
+    if not check(os.path.exists(page), "replay.html written next to the CSVs"):
+        return
+    static_checks(page)
+    summary = json.load(open(os.path.join(out, "summary.json")))
+    check(summary.get("replay") == "replay.html", "summary.json names the replay")
+    samples = summary["samples"]
+    url = "file://" + page
+    # The feet touch down at t = 0.064 s: t = 0 has no contact, 1.0 and the end rest on four feet.
+    # The view pinned to the window's size above the panel, so that the DOM dump and
+    # the screenshot (taken at different moments of Chromium's layout) agree.
+    size = f"&size={WIDTH}x{HEIGHT - PANEL}"
+    shots = {"start": "#t=0" + size, "middle": "#t=1" + size, "end": "#t=2" + size}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+        jobs = {name: pool.submit(chromium, browser, work, url + frag, name, "screenshot") for name, frag in shots.items()}
+        results = {k: j.result() for k, j in jobs.items()}
+    for name, (_, console, fetched) in results.items():
+        check(not console, f"{name}: console clean {console[:3]}")
+        check(not fetched, f"{name}: nothing fetched from the network {fetched[:3]}")
+
+    attrs = {name: body_attributes(results[name][0]) for name in shots}
+    end = attrs["end"]
+    for name, frag in shots.items():
+        a = attrs[name]
+        check(a.get("ready") == "true", f"{name}: the page reports itself ready ({a.get('ready')})")
+        check(a.get("frames") == str(samples), f"{name}: frame count {a.get('frames')} = trajectory rows {samples}")
+    check(abs(float(end.get("time", "nan")) - 2.0) < 1e-9, "#t=2 shows t = 2")
+    check(attrs["end"].get("contacts") == "4", f"four feet in contact at the end ({end.get('contacts')})")
+    check(attrs["middle"].get("contacts") == "4", f"four feet in contact at t = 1 ({attrs['middle'].get('contacts')})")
+    check(attrs["start"].get("contacts") == "0", f"no contact at the start ({attrs['start'].get('contacts')})")
+
+    # The 3-D view only: the panel under it (86 px) has blue and green controls of its own.
+    imgs = {name: load_png(os.path.join(work, name + ".png"))[:HEIGHT - PANEL] for name in shots}
+    for name, img in imgs.items():
+        check(img.shape[0] == HEIGHT - PANEL and img.shape[1] == WIDTH, f"{name}: screenshot {img.shape[1]} px wide")
+    for name in ("start", "middle", "end"):
+        box = [int(v) for v in attrs[name].get("robot-box", "0,0,0,0").split(",")]
+        mask = robot_pixels(imgs[name])
+        total = int(mask.sum())
+        x0, y0, x1, y1 = max(box[0] - 2, 0), max(box[1] - 2, 0), box[2] + 2, box[3] + 2
+        inside = int(mask[y0:y1, x0:x1].sum())
+        check(total > 2000, f"{name}: the robot is drawn ({total} robot-coloured pixels)")
+        check(inside >= 0.97 * total, f"{name}: {inside} of them inside the projected bounding box {box}")
+    # The robot moves: the trunk sinks 2.3 cm and the legs bend (robot-coloured pixels only, not the arrows).
+    robot = {name: robot_pixels(imgs[name]) for name in shots}
+    diff = int((robot["start"] ^ robot["middle"]).sum())
+    check(diff > 500, f"the robot moved between the start and middle frames ({diff} pixels differ)")
+    diff_end = int((abs(imgs["start"] - imgs["end"]).sum(axis=2) > 60).sum())
+    check(diff_end > 500, f"start and end frames differ in {diff_end} pixels")
+    # Contact arrows (sticking green) appear once the feet are down, and only then.
+    green = {name: int(sticking_pixels(imgs[name]).sum()) for name in imgs}
+    check(green["start"] < 20, f"start: no contact arrows ({green['start']} green pixels)")
+    check(green["middle"] > 150, f"middle: contact arrows drawn ({green['middle']} green pixels)")
+    check(green["end"] > 150, f"end: contact arrows drawn ({green['end']} green pixels)")
+
+
+def case_stopped(plume, models, browser, work):
+    world = os.path.join(work, "drop.xml")
+    with open(world, "w") as f:
+        f.write(f"""<world>
+  <model name="ball" urdf="{models}/ball.urdf" root="free"><state q="0 0 0.3 0 0 0 1"/></model>
+  <ground/>
+  <contact mu="0.5" restitution="0.5"/>
+  <simulate duration="2" output_rate="100" max_steps="25"/>
+</world>
+""")
+    out = os.path.join(work, "stopped")
+    r = run_plume(plume, ["simulate", world, "--out", out, "--no-plots"])
+    check(r.returncode == 3, f"the run stops early (exit {r.returncode})")
+    page = os.path.join(out, "replay.html")
+    if not check(os.path.exists(page), "a stopped run still gets its replay.html"):
+        return
+    static_checks(page)
+    summary = json.load(open(os.path.join(out, "summary.json")))
+    dom, console, fetched = chromium(browser, work, "file://" + page + "#paused", "stopped", "dom")
+    attrs = body_attributes(dom)
+    check(attrs.get("ready") == "true", "the page reports itself ready")
+    check(attrs.get("frames") == str(summary["samples"]), f"frame count {attrs.get('frames')} = {summary['samples']}")
+    check(not console, f"console clean {console[:3]}")
+    check(not fetched, f"nothing fetched {fetched[:3]}")
+    banner = re.search(r'<div id="banner"[^>]*>(.*?)</div>', dom, re.S)
+    check(banner is not None and "stopped early" in banner.group(1) and summary["status"] in banner.group(1),
+          "the banner says the run stopped early and why")
+    stop = re.search(r'class="mark stop"[^>]*data-time="([^"]+)"', dom)
+    check(stop is not None and abs(float(stop.group(1)) - summary["time"]) < 1e-9,
+          "the timeline marks the stop at the time the run ended")
+
+
+def main(argv):
+    if len(argv) != 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    plume, models, case = argv[1], os.path.abspath(argv[2]), argv[3]
+    browser = find_chromium()
+    if not browser:
+        print("SKIPPED: Chromium is not installed (Debian: apt-get install chromium); the browser tests need it")
+        return SKIP
+    try:
+        import matplotlib.image  # noqa: F401  (reads the screenshots)
+    except ImportError:
+        print("SKIPPED: python3-matplotlib is not installed; it reads the screenshots")
+        return SKIP
+    work = tempfile.mkdtemp(prefix="plume_browser_")
+    try:
+        {"quadruped": case_quadruped, "stopped": case_stopped}[case](plume, models, browser, work)
+    finally:
+        if not failures:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print("outputs kept in " + work)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
