@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 #include <sstream>
 #include <vector>
 
@@ -10,11 +11,18 @@
 
 namespace plume::cli {
 
-Model load_model(const std::string& path, const std::string& root, urdf::CollisionMeshes meshes) {
+Model load_model(const std::string& path, const LoadArgs& load, urdf::CollisionMeshes meshes,
+                 bool print_warnings) {
   urdf::LoadOptions options;
-  options.root = urdf::parse_root_joint(root);
+  options.root = urdf::parse_root_joint(load.root);
+  options.inertia = parse_inertia_policy(load.inertia);
+  options.package_dirs = load.package_dirs;
   options.collision_meshes = meshes;
-  return urdf::load(path, options);
+  Model m = urdf::load(path, options);
+  if (print_warnings) {
+    for (const std::string& w : m.warnings()) std::cerr << "plume: warning: " << printable(w) << "\n";
+  }
+  return m;
 }
 
 std::string printable(const std::string& token) {

@@ -5,16 +5,25 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "plume/model.hpp"
 #include "plume/urdf.hpp"
 
 namespace plume::cli {
 
-/// Loads MODEL.urdf with the --root option ("fixed", "free", "planar").
+/// How every command loads a URDF: --root, --inertia, --package-dir.
+struct LoadArgs {
+  std::string root = "fixed";      ///< fixed, free or planar
+  std::string inertia = "warn";    ///< strict, warn or repair
+  std::vector<std::string> package_dirs;
+};
+
 /// Loads a URDF for a command; dynamics-only commands skip collision meshes.
-Model load_model(const std::string& path, const std::string& root,
-                 urdf::CollisionMeshes meshes = urdf::CollisionMeshes::IfFound);
+/// The model's warnings (inertias, meshes, mimic joints) go to stderr, one
+/// line each, unless `print_warnings` is false (info prints them itself).
+Model load_model(const std::string& path, const LoadArgs& load,
+                 urdf::CollisionMeshes meshes = urdf::CollisionMeshes::IfFound, bool print_warnings = true);
 
 /// `text` as quoted in a message: control characters written as \xHH, so
 /// that the message stays on one line whatever the argument holds.
@@ -46,14 +55,14 @@ nlohmann::json to_json(const Vec3& x);
 
 struct InfoArgs {
   std::string model;
-  std::string root = "fixed";
+  LoadArgs load;
   bool json = false;
 };
 int run_info(const InfoArgs& args);
 
 struct DynamicsArgs {
   std::string model;
-  std::string root = "fixed";
+  LoadArgs load;
   std::string q, v, tau, ddq;
   bool json = false;
 };
@@ -61,7 +70,7 @@ int run_dynamics(const DynamicsArgs& args);
 
 struct BenchArgs {
   std::string model;
-  std::string root = "fixed";
+  LoadArgs load;
   long calls = 100000;
   bool json = false;
 };
@@ -69,6 +78,8 @@ int run_bench(const BenchArgs& args);
 
 struct SimulateArgs {
   std::string world;
+  std::optional<std::string> inertia;  ///< for models without <model inertia="…">
+  std::vector<std::string> package_dirs;  ///< searched before each model's own package_dirs
   std::string out = "plume_out";
   std::optional<double> duration;  ///< overrides the world file's <simulate duration>
   bool no_plots = false;

@@ -69,7 +69,7 @@ int deepest_frame(const Model& m) {
 }  // namespace
 
 int run_bench(const BenchArgs& args) {
-  const Model m = load_model(args.model, args.root, urdf::CollisionMeshes::Skip);  // dynamics only
+  const Model m = load_model(args.model, args.load, urdf::CollisionMeshes::Skip);  // dynamics only
   Data d(m);
   const States s = make_states(m);
   const long calls = args.calls;

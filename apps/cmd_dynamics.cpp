@@ -28,7 +28,7 @@ void print_vector(const char* name, const VectorX& x) {
 }  // namespace
 
 int run_dynamics(const DynamicsArgs& args) {
-  const Model m = load_model(args.model, args.root, urdf::CollisionMeshes::Skip);  // dynamics only
+  const Model m = load_model(args.model, args.load, urdf::CollisionMeshes::Skip);  // dynamics only
   const std::string nq_what = "nq of model '" + m.name() + "'";
   const std::string nv_what = "nv of model '" + m.name() + "'";
   const VectorX q = parse_vector(args.q, "--q", m.nq(), nq_what);

@@ -158,8 +158,8 @@ void print_text(const Model& m, const std::string& root) {
 }  // namespace
 
 int run_info(const InfoArgs& args) {
-  const Model m = load_model(args.model, args.root);
-  const std::string root = urdf::to_string(urdf::parse_root_joint(args.root));
+  const Model m = load_model(args.model, args.load, urdf::CollisionMeshes::IfFound, /*print_warnings=*/args.json);
+  const std::string root = urdf::to_string(urdf::parse_root_joint(args.load.root));
   if (args.json) {
     std::cout << model_json(m, root).dump(2) << "\n";
   } else {

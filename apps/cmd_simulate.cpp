@@ -633,7 +633,10 @@ void prepare_output_directory(const fs::path& dir) {
 }  // namespace
 
 int run_simulate(const SimulateArgs& args) {
-  Scenario scenario = load_world(args.world);
+  WorldFileOptions world_options;
+  if (args.inertia) world_options.inertia = parse_inertia_policy(*args.inertia);
+  world_options.package_dirs = args.package_dirs;
+  Scenario scenario = load_world(args.world, world_options);
   SimulationOptions options = scenario.options;
   if (args.duration) {
     if (!(std::isfinite(*args.duration) && *args.duration > 0.0)) {
@@ -649,9 +652,10 @@ int run_simulate(const SimulateArgs& args) {
   prepare_output_directory(dir);
 
   RunOutcome run;
-  run.warnings = sim.warnings();
-  // Before the run: a robot whose only collision shapes are meshes falls
-  // through the ground, and the user should know why from the start.
+  // Before the run: what the loaders accepted with a warning (inertias,
+  // mimic joints) and shapes or pairs left out of contact.
+  run.warnings = world.model().warnings();
+  run.warnings.insert(run.warnings.end(), sim.warnings().begin(), sim.warnings().end());
   for (const std::string& w : run.warnings) std::cerr << "plume: warning: " << one_line(w) << "\n";
   write_summary(dir, summary_json(scenario, options, run, nullptr, dir, args.world, nullptr));
 

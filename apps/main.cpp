@@ -15,31 +15,46 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("plume ") + PLUME_VERSION, "Print plume's version and exit");
   const std::vector<std::string> roots{"fixed", "free", "planar"};
+  // --inertia and --package-dir: how every command loads a URDF.
+  const auto add_load_options = [](CLI::App* cmd, std::string& inertia, std::vector<std::string>& dirs) {
+    auto* opt = cmd->add_option("--inertia", inertia,
+                                "Unphysical inertias (triangle inequality, placeholder masses): strict refuses, warn "
+                                "loads and lists them (default), repair raises the offending principal moment")
+                    ->check(CLI::IsMember({"strict", "warn", "repair"}));
+    cmd->add_option("--package-dir", dirs,
+                    "Directory searched for package://NAME/ mesh URIs (it is NAME, or holds it); repeatable; "
+                    "searched before ROS_PACKAGE_PATH, AMENT_PREFIX_PATH and the URDF's ancestors")
+        ->allow_extra_args(false);
+    return opt;
+  };
 
   InfoArgs info;
   CLI::App* info_cmd = app.add_subcommand("info", "Print the loaded model: bodies, joints, frames, collision shapes");
   info_cmd->add_option("model", info.model, "URDF file")->required();
-  info_cmd->add_option("--root", info.root, "Root joint: fixed, free or planar")
+  info_cmd->add_option("--root", info.load.root, "Root joint: fixed, free or planar")
       ->check(CLI::IsMember(roots))
       ->default_str("fixed");
   info_cmd->add_flag("--json", info.json, "Print one JSON object");
+  add_load_options(info_cmd, info.load.inertia, info.load.package_dirs);
 
   DynamicsArgs dyn;
   CLI::App* dyn_cmd = app.add_subcommand("dynamics", "Print H(q), C(q, q̇) and, given τ, q̈ (ABA) or, given q̈, τ (RNEA)");
   dyn_cmd->add_option("model", dyn.model, "URDF file")->required();
-  dyn_cmd->add_option("--root", dyn.root, "Root joint: fixed, free or planar")->check(CLI::IsMember(roots))->default_str("fixed");
+  dyn_cmd->add_option("--root", dyn.load.root, "Root joint: fixed, free or planar")->check(CLI::IsMember(roots))->default_str("fixed");
   dyn_cmd->add_option("--q", dyn.q, "Configuration, nq comma-separated numbers")->required();
   dyn_cmd->add_option("--v", dyn.v, "Velocity, nv comma-separated numbers (default: zero)");
   auto* tau_opt = dyn_cmd->add_option("--tau", dyn.tau, "Joint forces, nv numbers: also print q̈ = FD(q, q̇, τ)");
   auto* ddq_opt = dyn_cmd->add_option("--ddq", dyn.ddq, "Joint accelerations, nv numbers: also print τ = ID(q, q̇, q̈)");
   tau_opt->excludes(ddq_opt);
+  add_load_options(dyn_cmd, dyn.load.inertia, dyn.load.package_dirs);
   dyn_cmd->add_flag("--json", dyn.json, "Print one JSON object with keys H, C, ddq, tau");
 
   BenchArgs bench;
   CLI::App* bench_cmd = app.add_subcommand("bench", "Time each dynamics algorithm on this model (mean ns per call)");
   bench_cmd->add_option("model", bench.model, "URDF file")->required();
-  bench_cmd->add_option("--root", bench.root, "Root joint: fixed, free or planar")->check(CLI::IsMember(roots))->default_str("fixed");
+  bench_cmd->add_option("--root", bench.load.root, "Root joint: fixed, free or planar")->check(CLI::IsMember(roots))->default_str("fixed");
   bench_cmd->add_option("--calls", bench.calls, "Calls per algorithm (default 100000)")->check(CLI::Range(1000L, 1000000000L));
+  add_load_options(bench_cmd, bench.load.inertia, bench.load.package_dirs);
   bench_cmd->add_flag("--json", bench.json, "Print one JSON object with keys rnea, bias, crba, aba, ltdl, jacobian (ns)");
 
   SimulateArgs sim;
@@ -51,6 +66,8 @@ int main(int argc, char** argv) {
   auto* sim_duration_opt = sim_cmd->add_option("--duration", sim_duration, "Simulated time [s], overrides the world file's");
   sim_cmd->add_flag("--no-plots", sim.no_plots, "Do not draw the PNG plots");
   sim_cmd->add_flag("--no-replay", sim.no_replay, "Do not write replay.html");
+  std::string sim_inertia;
+  auto* sim_inertia_opt = add_load_options(sim_cmd, sim_inertia, sim.package_dirs);
   sim_cmd->footer(
       "Exit status: 0 the run finished; 1 bad input; 3 the simulation stopped early (outputs written up to "
       "that point); 128+N interrupted by signal N (outputs written).");
@@ -93,6 +110,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand(bench_cmd)) return run_bench(bench);
     if (app.got_subcommand(sim_cmd)) {
       if (sim_duration_opt->count() > 0) sim.duration = sim_duration;
+      if (sim_inertia_opt->count() > 0) sim.inertia = sim_inertia;
       return run_simulate(sim);
     }
     if (app.got_subcommand(replay_cmd)) return run_replay(replay);

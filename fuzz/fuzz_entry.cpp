@@ -120,16 +120,22 @@ void world_input(const std::uint8_t* data, std::size_t size, const Options& opti
   }
 }
 
+cli::LoadArgs root(const char* joint) {
+  cli::LoadArgs a;
+  a.root = joint;
+  return a;
+}
+
 void vector_input(const std::uint8_t* data, std::size_t size, const Options& options) {
   // Models by nq, loaded once: the dynamics path of `plume dynamics`.
   static const std::vector<std::pair<std::string, Model>> models = [] {
     std::vector<std::pair<std::string, Model>> out;
-    out.emplace_back("pendulum", cli::load_model(PLUME_MODELS_DIR "/pendulum.urdf", "fixed"));
-    out.emplace_back("double_pendulum", cli::load_model(PLUME_MODELS_DIR "/double_pendulum.urdf", "fixed"));
-    out.emplace_back("rod", cli::load_model(PLUME_MODELS_DIR "/rod.urdf", "planar"));
-    out.emplace_back("arm7", cli::load_model(PLUME_MODELS_DIR "/arm7.urdf", "fixed"));
-    out.emplace_back("ball", cli::load_model(PLUME_MODELS_DIR "/ball.urdf", "free"));
-    out.emplace_back("quadruped", cli::load_model(PLUME_MODELS_DIR "/quadruped.urdf", "free"));
+    out.emplace_back("pendulum", cli::load_model(PLUME_MODELS_DIR "/pendulum.urdf", root("fixed"), urdf::CollisionMeshes::Skip, false));
+    out.emplace_back("double_pendulum", cli::load_model(PLUME_MODELS_DIR "/double_pendulum.urdf", root("fixed"), urdf::CollisionMeshes::Skip, false));
+    out.emplace_back("rod", cli::load_model(PLUME_MODELS_DIR "/rod.urdf", root("planar"), urdf::CollisionMeshes::Skip, false));
+    out.emplace_back("arm7", cli::load_model(PLUME_MODELS_DIR "/arm7.urdf", root("fixed"), urdf::CollisionMeshes::Skip, false));
+    out.emplace_back("ball", cli::load_model(PLUME_MODELS_DIR "/ball.urdf", root("free"), urdf::CollisionMeshes::Skip, false));
+    out.emplace_back("quadruped", cli::load_model(PLUME_MODELS_DIR "/quadruped.urdf", root("free"), urdf::CollisionMeshes::Skip, false));
     return out;
   }();
   // Lines: --q, --v, --tau (as given on the command line, one per line).

@@ -119,11 +119,12 @@ int ModelBuilder::add_body(const std::string& name, int parent, const JointSpec&
   return nbodies() - 1;
 }
 
-void ModelBuilder::add_inertia(int body, const RigidInertia& inertia) {
+void ModelBuilder::add_inertia(int body, const RigidInertia& inertia, const std::string& source) {
   if (body < 0 || body >= nbodies()) {
     throw ModelError("add_inertia: body index " + std::to_string(body) + " does not exist");
   }
   bodies_[body].inertia += inertia;
+  if (!source.empty()) bodies_[body].sources.push_back(source);
 }
 
 int ModelBuilder::add_frame(const std::string& name, int body, const Transform& placement) {
@@ -171,6 +172,7 @@ std::vector<int> ModelBuilder::append_model(const Model& model, int parent,
     }
     b.Xtree = model.parent(i) == 0 ? model.Xtree(i) * placement : model.Xtree(i);
     b.inertia = model.inertia(i);
+    b.inertia_checked = true;  // by the policy `model` was built with
     bodies_.push_back(b);
     map[i] = nbodies() - 1;
   }
@@ -192,6 +194,116 @@ std::vector<int> ModelBuilder::append_model(const Model& model, int parent,
   }
   for (const std::string& w : model.warnings()) warnings_.push_back(prefix + ": " + w);
   return map;
+}
+
+InertiaPolicy parse_inertia_policy(const std::string& text) {
+  if (text == "strict") return InertiaPolicy::Strict;
+  if (text == "warn") return InertiaPolicy::Warn;
+  if (text == "repair") return InertiaPolicy::Repair;
+  throw Error("unknown inertia policy '" + text + "' (expected strict, warn or repair)");
+}
+
+const char* to_string(InertiaPolicy policy) {
+  switch (policy) {
+    case InertiaPolicy::Strict: return "strict";
+    case InertiaPolicy::Warn: return "warn";
+    case InertiaPolicy::Repair: return "repair";
+  }
+  return "unknown";
+}
+
+namespace {
+
+std::string describe_body(const std::string& name, const std::vector<std::string>& sources) {
+  std::string s = "body " + quoted(name);
+  if (sources.empty() || (sources.size() == 1 && sources[0] == name)) return s;
+  s += " (from ";
+  for (std::size_t k = 0; k < sources.size(); ++k) s += (k ? ", " : "") + sources[k];
+  return s + ")";
+}
+
+std::string join_problems(const std::vector<std::string>& problems, const char* what) {
+  if (problems.size() == 1) return problems[0];
+  std::string s = std::to_string(problems.size()) + " " + what + ": ";
+  for (std::size_t k = 0; k < problems.size(); ++k) s += (k ? "; " : "") + problems[k];
+  return s;
+}
+
+}  // namespace
+
+// Mass properties of the bodies the algorithms see (after merging). Errors
+// that break the algorithms are always refused; the triangle inequality and
+// placeholder masses follow the inertia policy. Every culprit is collected
+// before anything is thrown.
+void ModelBuilder::check_inertias(Model& m) const {
+  const int nb = nbodies();
+  std::vector<std::string> errors, governed;
+  const auto report = [&](std::string what, const char* accepted) {
+    if (inertia_policy_ == InertiaPolicy::Strict) governed.push_back(std::move(what));
+    else m.warnings_.push_back(what + accepted);
+  };
+  for (int i = 0; i < nb; ++i) {
+    const BodyRecord& b = bodies_[i];
+    const RigidInertia& I = b.inertia;
+    const std::string who = describe_body(b.name, b.sources);
+    if (!std::isfinite(I.mass()) || !I.h().allFinite() || !I.Ibar().allFinite()) {
+      errors.push_back(who + ": inertia has a non-finite entry");
+      continue;
+    }
+    const Mat3 Ic = I.inertia_about_com();
+    const std::string why = detail::inertia_problem(I.mass(), Ic);
+    if (!why.empty()) {
+      errors.push_back(who + ": " + why);
+      continue;
+    }
+    if (i == 0 || b.inertia_checked) continue;  // the world's welded mass never moves
+    const detail::PrincipalInertia pi = detail::principal_inertia(Ic);
+    const Vec3& p = pi.moments;
+    const double deficit = detail::triangle_deficit(p);
+    if (deficit == 0.0) continue;
+    std::ostringstream msg;
+    msg << who << ": principal moments of inertia " << p(0) << ", " << p(1) << ", " << p(2)
+        << " kg m² violate the triangle inequality (" << p(0) << " + " << p(1) << " falls short of "
+        << p(2) << " by " << deficit << ")";
+    if (inertia_policy_ == InertiaPolicy::Repair) {
+      const Vec3 fixed(p(0), p(2) - p(0), p(2));
+      const Mat3 Ic_fixed = pi.axes * fixed.asDiagonal() * pi.axes.transpose();
+      m.inertia_[i] = RigidInertia::from_mass_com_inertia(I.mass(), I.com(), 0.5 * (Ic_fixed + Ic_fixed.transpose()));
+      msg << "; repaired: the middle principal moment raised from " << p(1) << " to " << fixed(1);
+      m.warnings_.push_back(msg.str());
+    } else {
+      report(msg.str(), "; loaded as written (inertia=\"repair\" raises the middle moment to make it physical)");
+    }
+  }
+
+  std::vector<double> subtree_mass(nb, 0.0);
+  for (int i = nb - 1; i >= 0; --i) {
+    subtree_mass[i] += bodies_[i].inertia.mass();
+    if (i > 0) subtree_mass[bodies_[i].parent] += subtree_mass[i];
+  }
+  const double total = subtree_mass[0];
+  for (int i = 1; i < nb; ++i) {
+    const BodyRecord& b = bodies_[i];
+    const std::string who = describe_body(b.name, b.sources) + ", moved by joint " + quoted(b.joint.name);
+    if (!(subtree_mass[i] > 0.0)) {
+      // A moving subtree with no mass makes H singular.
+      errors.push_back(who + ", has no mass and carries no massive body: the joint-space inertia matrix would be singular");
+    } else if (subtree_mass[i] < 1e-6 * total && !b.inertia_checked &&
+               (b.parent == 0 || subtree_mass[b.parent] >= 1e-6 * total)) {
+      std::ostringstream msg;
+      msg << who << ", moves a subtree of placeholder mass " << subtree_mass[i] << " kg (" << subtree_mass[i] / total
+          << " of the model's " << total << " kg): its joint accelerates without bound under any torque";
+      report(msg.str(), "; loaded as written (give the link its real mass, or weld it with a fixed joint)");
+    }
+  }
+  if (!errors.empty()) {
+    errors.insert(errors.end(), governed.begin(), governed.end());
+    throw ModelError(join_problems(errors, "bodies have unusable mass properties"));
+  }
+  if (!governed.empty()) {
+    throw ModelError(join_problems(governed, "bodies have unphysical mass properties") +
+                     " (inertia=\"warn\" loads them as written, inertia=\"repair\" makes them physical)");
+  }
 }
 
 void ModelBuilder::set_gravity(const Vec3& g) {
@@ -247,14 +359,6 @@ Model ModelBuilder::build() const {
     m.body_names_[i] = b.name;
     m.inertia_[i] = b.inertia;
     const std::string where = "body " + quoted(b.name);
-    {
-      const RigidInertia& I = b.inertia;
-      if (!std::isfinite(I.mass()) || !I.h().allFinite() || !I.Ibar().allFinite()) {
-        throw ModelError(where + ": inertia has a non-finite entry");
-      }
-      const std::string why = detail::inertia_problem(I.mass(), I.inertia_about_com());
-      if (!why.empty()) throw ModelError(where + ": " + why);
-    }
     if (i == 0) continue;
     const JointSpec& js = b.joint;
     const std::string jwhere = where + ", joint " + quoted(js.name);
@@ -329,19 +433,11 @@ Model ModelBuilder::build() const {
   m.damping_ = to_vec(damp);
   m.friction_ = to_vec(fric);
 
-  // A moving subtree with no mass makes H singular.
+  check_inertias(m);
   std::vector<double> subtree_mass(nb, 0.0);
   for (int i = nb - 1; i >= 0; --i) {
     subtree_mass[i] += bodies_[i].inertia.mass();
     if (i > 0) subtree_mass[bodies_[i].parent] += subtree_mass[i];
-  }
-  for (int i = 1; i < nb; ++i) {
-    if (!(subtree_mass[i] > 0.0)) {
-      throw ModelError("body " + quoted(bodies_[i].name) + ", moved by joint " +
-                       quoted(bodies_[i].joint.name) +
-                       ", has no mass and carries no massive body: the joint-space inertia "
-                       "matrix would be singular");
-    }
   }
   m.total_mass_ = subtree_mass[0];
   m.com_.resize(nb);

@@ -74,6 +74,7 @@ class Loader {
     ::urdf::ModelInterfaceSharedPtr urdf = parse(xml);
     builder_ = ModelBuilder(urdf->getName());
     builder_.set_gravity(options_.gravity);
+    builder_.set_inertia_policy(options_.inertia);
     for (const std::string& w : parser_warnings_) builder_.add_warning(w);
     const ::urdf::LinkConstSharedPtr root = urdf->getRoot();
     if (!root) fail("the URDF has no root link");
@@ -96,6 +97,12 @@ class Loader {
         visit_link(*root, b, joint_frame.inverse());
         break;
       }
+    }
+    if (link_errors_.size() == 1) throw UrdfError(link_errors_[0]);
+    if (!link_errors_.empty()) {
+      std::string all;
+      for (const std::string& e : link_errors_) all += (all.empty() ? "" : "; ") + e;
+      fail(std::to_string(link_errors_.size()) + " links have unusable inertials: " + all);
     }
     if (visited_.size() != count_links(*urdf)) {
       fail("some links are not connected to the root link '" + root->name + "'");
@@ -447,12 +454,16 @@ class Loader {
     Mat3 Ic;
     Ic << in.ixx, in.ixy, in.ixz, in.ixy, in.iyy, in.iyz, in.ixz, in.iyz, in.izz;
     const std::string why = detail::inertia_problem(in.mass, Ic);
-    if (!why.empty()) fail_link(link.name, why);
+    if (!why.empty()) {
+      link_errors_.push_back(where(lines_.link_line, link.name) + ": link '" + link.name + "': " + why);
+      return;
+    }
     // Inertia about the COM in the inertial frame → link frame → body frame.
     const Mat3 R = X_com_L.pose_rotation();
     const RigidInertia I_L =
         RigidInertia::from_mass_com_inertia(in.mass, X_com_L.r(), R * Ic * R.transpose());
-    builder_.add_inertia(body, X_L_body.apply_transpose(I_L));
+    builder_.add_inertia(body, X_L_body.apply_transpose(I_L),
+                         "link '" + link.name + "' (" + where(lines_.link_line, link.name) + ")");
   }
 
   void add_collisions(const ::urdf::Link& link, int body, const Transform& X_L_body) {
@@ -510,7 +521,8 @@ class Loader {
       return;
     }
     try {
-      mesh.resolved = resolve_mesh_path(mesh.filename);
+      mesh.resolved = resolve_uri(mesh.filename, source_,
+                                  options_.package_dirs, options_.search_environment);
       const std::string key = mesh.resolved + "|" + std::to_string(mesh.scale.x()) + "," +
                               std::to_string(mesh.scale.y()) + "," + std::to_string(mesh.scale.z());
       auto it = hulls_.find(key);
@@ -527,21 +539,6 @@ class Loader {
       mesh.problem = e.what();
       warn_link(link, what + "; the shape is not usable for contact");
     }
-  }
-
-  // A mesh file name: an absolute path, a path relative to the URDF's
-  // directory, or a file:// URI.
-  std::string resolve_mesh_path(const std::string& uri) const {
-    std::string path = uri;
-    if (path.rfind("file://", 0) == 0) path = path.substr(7);
-    if (path.find("://") != std::string::npos) {
-      throw GeometryError("cannot resolve '" + uri + "' (only file paths and file:// URIs are supported)");
-    }
-    if (!path.empty() && path[0] != '/') {
-      const std::size_t slash = source_.find_last_of('/');
-      path = (slash == std::string::npos ? std::string(".") : source_.substr(0, slash)) + "/" + path;
-    }
-    return path;
   }
 
   // <plume><contact link="…" mu="…" restitution="…" stiffness="…" damping="…"/></plume>
@@ -592,6 +589,7 @@ class Loader {
   std::set<std::string> visited_;
   std::vector<CollisionShape> shapes_;
   std::vector<std::string> parser_warnings_;
+  std::vector<std::string> link_errors_;  // every link whose <inertial> is unusable
   std::map<std::string, std::shared_ptr<const ConvexHull>> hulls_;  // by resolved file and scale
 };
 

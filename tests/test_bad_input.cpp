@@ -339,9 +339,10 @@ TEST(BadInput, MimicJoint) {
                               "velocity=\"1\"/><mimic joint=\"shoulder\" multiplier=\"2\"/></joint>\n"));
   const CliRun r = run_cli(s, {"info", urdf, "--json"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err, "");
   const nlohmann::json j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["warnings"].size(), 1u) << j["warnings"];
+  // The same warning on stderr, one line.
+  EXPECT_EQ(r.err, "plume: warning: " + j["warnings"][0].get<std::string>() + "\n");
   EXPECT_EQ(j["warnings"][0].get<std::string>().rfind(urdf + ":10: joint 'finger_joint' mimics 'shoulder'", 0), 0u)
       << j["warnings"][0];
   EXPECT_EQ(j["nv"], 2);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,8 +27,9 @@ struct CliRun {
   std::string out;  // stdout and stderr
 };
 
+// stdout and stderr together, unless `args` redirects stderr itself.
 CliRun run(const std::string& args) {
-  const std::string cmd = std::string(PLUME_CLI) + " " + args + " 2>&1";
+  const std::string cmd = std::string(PLUME_CLI) + " " + args + (args.find("2>") == std::string::npos ? " 2>&1" : "");
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
   CliRun r{-1, ""};
   if (!pipe) return r;
@@ -186,4 +188,56 @@ TEST(Cli, VersionPrintsThePackageVersion) {
   const CliRun r = run("--version");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_EQ(r.out, std::string("plume ") + PLUME_VERSION + "\n");
+}
+
+// A robot as published (models/lynx_description): package:// meshes, a
+// placeholder base welded to the trunk, two hips 2 % off the triangle
+// inequality. --inertia and --package-dir on every command.
+TEST(Cli, PublishedRobotInertiaPoliciesAndPackageDirs) {
+  const std::string lynx = model("lynx_description/urdf/lynx.urdf");
+  const CliRun warned = run("info " + lynx + " --root free --json 2>/dev/null");
+  ASSERT_EQ(warned.status, 0) << warned.out;
+  const json j = json::parse(warned.out);
+  ASSERT_EQ(j["warnings"].size(), 2u) << j["warnings"];
+  EXPECT_NE(j["warnings"][0].get<std::string>().find("'LF_hip'"), std::string::npos);
+  EXPECT_NE(j["warnings"][1].get<std::string>().find("'RH_hip'"), std::string::npos);
+  int meshes = 0;
+  for (const json& c : j["collisions"]) {
+    if (c["geometry"]["type"] != "mesh") continue;
+    ++meshes;
+    EXPECT_EQ(c["geometry"]["resolved"].get<std::string>().rfind(model("lynx_description/meshes/"), 0), 0u) << c;
+    EXPECT_TRUE(c["usable_for_contact"].get<bool>()) << c;
+  }
+  EXPECT_EQ(meshes, 12);
+
+  const CliRun strict = run("info " + lynx + " --root free --inertia strict");
+  EXPECT_EQ(strict.status, 1);
+  for (const char* s : {"2 bodies", "'LF_hip'", "'RH_hip'", "triangle inequality"}) {
+    EXPECT_NE(strict.out.find(s), std::string::npos) << s << " not in " << strict.out;
+  }
+  const CliRun repaired = run("dynamics " + lynx + " --root free --inertia repair --json --q " +
+                              csv(VectorX::Unit(19, 6)));
+  EXPECT_EQ(repaired.status, 0) << repaired.out;
+  EXPECT_NE(repaired.out.find("plume: warning: body 'LF_hip'"), std::string::npos) << repaired.out;
+  EXPECT_NE(repaired.out.find("repaired"), std::string::npos) << repaired.out;
+  EXPECT_EQ(run("bench " + lynx + " --inertia loose").status, 1);
+
+  // The URDF alone, away from its package: found with --package-dir only.
+  const std::string copy = std::string(::testing::TempDir()) + "/lynx_alone.urdf";
+  std::ifstream src(lynx);
+  std::ofstream(copy) << src.rdbuf();
+  const CliRun lost = run("info " + copy + " --json 2>/dev/null");
+  ASSERT_EQ(lost.status, 0) << lost.out;
+  for (const json& c : json::parse(lost.out)["collisions"]) {
+    if (c["geometry"]["type"] == "mesh") {
+      EXPECT_FALSE(c["usable_for_contact"].get<bool>()) << c;
+    }
+  }
+  const CliRun found = run("info " + copy + " --json --package-dir /nonexistent --package-dir " + model("") + " 2>/dev/null");
+  ASSERT_EQ(found.status, 0) << found.out;
+  for (const json& c : json::parse(found.out)["collisions"]) {
+    if (c["geometry"]["type"] == "mesh") {
+      EXPECT_TRUE(c["usable_for_contact"].get<bool>()) << c;
+    }
+  }
 }

@@ -35,6 +35,27 @@ struct JointSpec {
   static JointSpec free_flyer(std::string name);
 };
 
+/// What ModelBuilder::build does with mass properties the dynamics can use
+/// but no rigid body has: principal moments that violate the triangle
+/// inequality (p0 + p1 < p2), and a moving subtree whose mass is a placeholder
+/// (below 1e-6 of the model's total mass: a joint that accelerates without
+/// bound under any torque). Checked per body, after fixed joints are merged:
+/// a 1e-6 kg link welded to a trunk is harmless and not reported. Errors that
+/// make the algorithms fail (non-finite numbers, negative mass, an indefinite
+/// inertia, a moving subtree with no mass at all) are refused under every
+/// policy, every culprit named.
+enum class InertiaPolicy {
+  Strict,  ///< refuse the model, naming every offending body
+  Warn,    ///< load it as written; every offending body listed in Model::warnings()
+  Repair   ///< raise the middle principal moment of each body that breaks the triangle
+           ///< inequality to p2 − p0 (the smallest single change that makes it a rigid
+           ///< body), each repair listed in Model::warnings(); placeholders are warned about
+};
+
+/// Parses "strict", "warn" and "repair". @throws plume::Error on anything else.
+InertiaPolicy parse_inertia_policy(const std::string& text);
+const char* to_string(InertiaPolicy policy);
+
 class ModelBuilder {
  public:
   explicit ModelBuilder(std::string name = "model");
@@ -52,7 +73,14 @@ class ModelBuilder {
   /// Adds rigidly attached mass to a body (inertia in that body's frame),
   /// e.g. a link merged through a fixed joint. Body 0 accumulates links welded
   /// to the world: they count in the total mass but never move.
-  void add_inertia(int body, const RigidInertia& inertia);
+  /// `source` names where the mass comes from (e.g. "link 'foot' (robot.urdf:12)")
+  /// in the messages of build(); empty: the body's name.
+  void add_inertia(int body, const RigidInertia& inertia, const std::string& source = {});
+
+  /// How build() treats unphysical but usable inertias (default Strict; the
+  /// URDF loader and world files set LoadOptions::inertia, default Warn).
+  void set_inertia_policy(InertiaPolicy policy) { inertia_policy_ = policy; }
+  InertiaPolicy inertia_policy() const { return inertia_policy_; }
 
   /// Adds a frame attached to `body`; placement is X_frame_body.
   int add_frame(const std::string& name, int body, const Transform& placement);
@@ -77,17 +105,21 @@ class ModelBuilder {
   /// Validates everything and returns the Model.
   /// @throws ModelError naming the body, joint or frame at fault: duplicate
   /// names, non-finite data, negative mass, an inertia that is not positive
-  /// semi-definite or violates the triangle inequality, a movable subtree with
-  /// no mass (H would be singular), inconsistent limits.
+  /// semi-definite, a movable subtree with no mass (H would be singular),
+  /// inconsistent limits; under InertiaPolicy::Strict also the inertias the
+  /// policy governs. Inertia errors list every offending body.
   Model build() const;
 
  private:
+  void check_inertias(Model& m) const;
   struct BodyRecord {
     std::string name;
     int parent = -1;
     JointSpec joint;
     Transform Xtree;
     RigidInertia inertia;
+    std::vector<std::string> sources;  // where its mass comes from, for messages
+    bool inertia_checked = false;      // appended from a built Model: policy already applied
   };
   std::string name_;
   std::vector<BodyRecord> bodies_;
@@ -95,6 +127,7 @@ class ModelBuilder {
   std::vector<CollisionShape> collisions_;
   std::vector<std::string> warnings_;
   Vec3 gravity_ = Vec3(0.0, 0.0, -9.81);
+  InertiaPolicy inertia_policy_ = InertiaPolicy::Strict;
 };
 
 }  // namespace plume

@@ -13,9 +13,13 @@
 /// - URDF `floating` joints become free-flyers and `planar` joints move in the
 ///   plane normal to their axis.
 /// - Validation urdfdom does not do: negative mass, non-finite numbers, an
-///   inertia that is not positive semi-definite or violates the triangle
-///   inequality, a zero joint axis, a moving subtree without mass. Non-unit axes
-///   are normalised (with a warning).
+///   inertia that is not positive semi-definite, a zero joint axis, a moving
+///   subtree without mass (errors listing every culprit). Principal moments
+///   that violate the triangle inequality and placeholder masses are checked
+///   on the merged bodies and follow LoadOptions::inertia. Non-unit axes are
+///   normalised (with a warning).
+/// - Mesh URIs (`package://NAME/…`, `file://…`, paths relative to the URDF)
+///   are resolved by resolve_uri.
 /// - Mimic joints are loaded as independent joints and listed in
 ///   Model::warnings(), unless LoadOptions::reject_mimic is set.
 /// - The `<plume>` extension (ignored by other URDF readers) sets per-link
@@ -37,8 +41,10 @@
 /// name (or "<string>") and names the link or joint at fault.
 
 #include <string>
+#include <vector>
 
 #include "plume/model.hpp"
+#include "plume/model_builder.hpp"
 
 namespace plume::urdf {
 
@@ -67,11 +73,39 @@ struct LoadOptions {
   RootJoint root = RootJoint::Fixed;
   /// Collision meshes: read when found (the default), required, or skipped.
   CollisionMeshes collision_meshes = CollisionMeshes::IfFound;
+  /// Unphysical but usable inertias (triangle inequality, placeholder
+  /// masses): refuse, load with a warning (the default), or repair.
+  InertiaPolicy inertia = InertiaPolicy::Warn;
+  /// Directories searched first for `package://NAME/…` URIs: each is a
+  /// package (its package.xml names NAME, or it is called NAME) or holds one
+  /// at any depth, as a ROS_PACKAGE_PATH entry does.
+  std::vector<std::string> package_dirs;
+  /// Also search ROS_PACKAGE_PATH, AMENT_PREFIX_PATH (PREFIX/share/NAME) and
+  /// the URDF's ancestor directories after package_dirs.
+  bool search_environment = true;
   /// Reject mimic joints instead of loading them as independent joints.
   bool reject_mimic = false;
   /// Gravity stored in the model.
   Vec3 gravity = Vec3(0.0, 0.0, -9.81);
 };
+
+/// Where a mesh reference of a URDF points to on this machine, searched in this
+/// order:
+/// - `package://NAME/REST`: each of `package_dirs`, then (when
+///   `search_environment`) each ROS_PACKAGE_PATH entry — a directory that is
+///   package NAME (its package.xml says `<name>NAME</name>`, or it has no
+///   package.xml and is called NAME) or holds it below (depth ≤ 6) — then
+///   PREFIX/share/NAME for each AMENT_PREFIX_PATH prefix, then the URDF's own
+///   directory and its ancestors (one of them is NAME, or has NAME beside it);
+/// - `file:///abs/path`, an absolute path;
+/// - a relative path: relative to the URDF's directory.
+/// `urdf_path` may be empty (a URDF from a string): relative paths are then
+/// relative to the working directory.
+/// @returns the normalised absolute path of an existing file.
+/// @throws GeometryError naming the URI, what was not found and every place
+/// searched, with the option that fixes it.
+std::string resolve_uri(const std::string& uri, const std::string& urdf_path,
+                        const std::vector<std::string>& package_dirs, bool search_environment = true);
 
 /// Loads a URDF file. @throws UrdfError.
 Model load(const std::string& path, const LoadOptions& options = {});

@@ -125,7 +125,8 @@ struct ModelEntry {
 
 class WorldReader {
  public:
-  WorldReader(std::string source, fs::path base) : source_(std::move(source)), base_(std::move(base)) {}
+  WorldReader(std::string source, fs::path base, WorldFileOptions defaults)
+      : source_(std::move(source)), base_(std::move(base)), defaults_(std::move(defaults)) {}
 
   Scenario read(const std::string& xml) {
     tinyxml2::XMLDocument doc;
@@ -147,6 +148,7 @@ class WorldReader {
  private:
   std::string source_;
   fs::path base_;
+  WorldFileOptions defaults_;
 
   // ---- messages ------------------------------------------------------------------------
 
@@ -468,7 +470,7 @@ class WorldReader {
   // ---- models ----------------------------------------------------------------------------------
 
   ModelEntry read_model(const XMLElement* m, const Vec3& gravity) const {
-    check_attributes(m, {"name", "urdf", "root", "collision"});
+    check_attributes(m, {"name", "urdf", "root", "collision", "inertia", "package_dirs"});
     check_no_text(m);
     ModelEntry entry;
     entry.element = m;
@@ -492,6 +494,31 @@ class WorldReader {
     urdf::LoadOptions options;
     options.root = entry.root;
     options.gravity = gravity;
+    if (defaults_.inertia) options.inertia = *defaults_.inertia;
+    if (const std::optional<std::string> inertia = attribute(m, "inertia")) {
+      try {
+        options.inertia = parse_inertia_policy(trim(*inertia));
+      } catch (const Error&) {
+        fail(m, "inertia=\"" + *inertia + "\" is not one of strict, warn, repair");
+      }
+    }
+    // --package-dir first, then the model's own (relative to the world file).
+    options.package_dirs = defaults_.package_dirs;
+    if (const std::optional<std::string> dirs = attribute(m, "package_dirs")) {
+      std::string item;
+      for (const char c : *dirs + " ") {
+        if (c == ':' || is_space(c)) {
+          if (!item.empty()) {
+            const fs::path d(item);
+            options.package_dirs.push_back((d.is_absolute() ? d : base_ / d).lexically_normal().string());
+          }
+          item.clear();
+        } else {
+          item += c;
+        }
+      }
+      if (options.package_dirs.size() == defaults_.package_dirs.size()) fail(m, "package_dirs is empty");
+    }
     // A model in contact needs its collision meshes: a missing one is an error here.
     options.collision_meshes = entry.collision ? urdf::CollisionMeshes::Load : urdf::CollisionMeshes::Skip;
     try {
@@ -794,7 +821,7 @@ class WorldReader {
 
 }  // namespace
 
-Scenario load_world(const std::string& path) {
+Scenario load_world(const std::string& path, const WorldFileOptions& options) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw WorldError(path + ": is a directory, not a world file");
   std::ifstream in(path, std::ios::binary);
@@ -804,11 +831,12 @@ Scenario load_world(const std::string& path) {
   if (in.bad()) throw WorldError(path + ": cannot read the world file");
   fs::path base = fs::path(path).parent_path();
   if (base.empty()) base = ".";
-  return WorldReader(path, base).read(text.str());
+  return WorldReader(path, base, options).read(text.str());
 }
 
-Scenario load_world_string(const std::string& xml, const std::string& source_name, const std::string& base_directory) {
-  return WorldReader(source_name, base_directory.empty() ? fs::path(".") : fs::path(base_directory)).read(xml);
+Scenario load_world_string(const std::string& xml, const std::string& source_name, const std::string& base_directory,
+                           const WorldFileOptions& options) {
+  return WorldReader(source_name, base_directory.empty() ? fs::path(".") : fs::path(base_directory), options).read(xml);
 }
 
 }  // namespace plume

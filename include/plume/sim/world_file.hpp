@@ -20,7 +20,9 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "plume/model_builder.hpp"
 #include "plume/sim/simulator.hpp"
 #include "plume/sim/world.hpp"
 
@@ -35,10 +37,19 @@ struct Scenario {
   std::string source;                      ///< the file it came from
 };
 
+/// What the caller (e.g. `plume simulate --inertia … --package-dir …`) sets
+/// for every model of a world file.
+struct WorldFileOptions {
+  /// Inertia policy of models without an `inertia` attribute (unset: warn).
+  std::optional<InertiaPolicy> inertia;
+  /// Searched for package:// URIs before each model's own `package_dirs`.
+  std::vector<std::string> package_dirs;
+};
+
 /// @throws WorldError naming the file, element and line.
-Scenario load_world(const std::string& path);
+Scenario load_world(const std::string& path, const WorldFileOptions& options = {});
 /// `base_directory` resolves relative URDF paths.
 Scenario load_world_string(const std::string& xml, const std::string& source_name = "<string>",
-                           const std::string& base_directory = ".");
+                           const std::string& base_directory = ".", const WorldFileOptions& options = {});
 
 }  // namespace plume
