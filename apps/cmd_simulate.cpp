@@ -6,6 +6,8 @@
 //   contacts.csv    time,contact,gap,normal_velocity,normal_force,friction_force
 //   energy.csv      time,energy
 //   summary.json    status, counts, energies, timing, the world's size
+//   contact_points.csv  each contact row placed: bodies, point, normal, sliding speed (replay.cpp)
+//   controller.csv  time,work,tau_0,…,tau_{nv−1}: the controller's held torques and work (with a controller)
 //   replay.html     the run in 3-D in a browser, offline (replay.cpp; when three.js is there)
 //   *.png           plots drawn by plot_simulation.py (when python3 + matplotlib are there)
 //
@@ -229,13 +231,72 @@ const char* const kContacts = "contacts.csv";
 const char* const kEnergy = "energy.csv";
 const char* const kSummary = "summary.json";
 const char* const kReplay = "replay.html";
-const std::array<const char*, 3> kPlots = {"contact_forces.png", "separation_velocities.png", "energy.png"};
+const char* const kContactPoints = "contact_points.csv";
+const char* const kController = "controller.csv";
+const std::array<const char*, 6> kPlots = {"contact_forces.png", "separation_velocities.png", "energy.png",
+                                           "base.png",           "joint_positions.png",       "joint_torques.png"};
+
+// What the controller applies: it wraps the controller function, keeps the
+// torque held since the last sample (clamped to the effort limits as the
+// simulator clamps it) and the work done so far. Over a hold interval the
+// torque is constant, so the work of a 1-DoF joint is exactly τᵢ Δqᵢ; other
+// joints (free-flyer, planar: torque zero under the PD controller) add τ·v̄ Δt.
+class ControllerProbe {
+ public:
+  ControllerProbe(const Model& model, ControllerFunction f, bool torque_limits)
+      : model_(model), f_(std::move(f)), limits_(torque_limits), tau_(VectorX::Zero(model.nv())) {}
+
+  ControllerFunction function() {
+    return [this](double t, const VectorX& q, const VectorX& v, VectorX& tau) {
+      f_(t, q, v, tau);
+      if (tau.size() != model_.nv()) return;  // the simulator reports it
+      if (!have_ || t > t_) {
+        if (have_) work_ = work_at(q, v, t);
+        t_ = t;
+        q_ = q;
+        v_ = v;
+        have_ = true;
+      }
+      tau_ = limits_ ? VectorX(tau.cwiseMax(-model_.effort_limit()).cwiseMin(model_.effort_limit())) : tau;
+    };
+  }
+  // The work done from the start to a state (q, v) at time t ≥ the last sample.
+  double work_at(const VectorX& q, const VectorX& v, double t) const {
+    if (!have_) return 0.0;
+    double w = work_;
+    for (int b = 1; b < model_.nbodies(); ++b) {
+      const Joint& j = model_.joint(b);
+      if (j.nq == 1 && j.nv == 1) {
+        w += tau_(j.v_index) * (q(j.q_index) - q_(j.q_index));
+      } else {
+        for (int k = 0; k < j.nv; ++k) w += tau_(j.v_index + k) * 0.5 * (v(j.v_index + k) + v_(j.v_index + k)) * (t - t_);
+      }
+    }
+    return w;
+  }
+  const VectorX& torque() const { return tau_; }
+
+ private:
+  const Model& model_;
+  ControllerFunction f_;
+  bool limits_;
+  VectorX tau_, q_, v_;
+  double t_ = 0.0, work_ = 0.0;
+  bool have_ = false;
+};
 
 // Streams every record to its (temporary) CSV file as the run goes.
 class CsvRecorder : public Recorder {
  public:
-  CsvRecorder(const fs::path& dir, int nq, int nv)
-      : trajectory_(dir / kTrajectory), events_(dir / kEvents), contacts_(dir / kContacts), energy_(dir / kEnergy) {
+  CsvRecorder(const fs::path& dir, int nq, int nv, const ControllerProbe* probe)
+      : trajectory_(dir / kTrajectory), events_(dir / kEvents), contacts_(dir / kContacts), energy_(dir / kEnergy),
+        probe_(probe) {
+    if (probe_) {
+      controller_.emplace(dir / kController);
+      std::string h = "time,work";
+      for (int i = 0; i < nv; ++i) h += ",tau_" + std::to_string(i);
+      controller_->write(h + "\n");
+    }
     std::string header = "time";
     for (int i = 0; i < nq; ++i) header += ",q_" + std::to_string(i);
     for (int i = 0; i < nv; ++i) header += ",v_" + std::to_string(i);
@@ -265,6 +326,19 @@ class CsvRecorder : public Recorder {
     append_number(line_, energy);
     line_ += '\n';
     energy_.write(line_);
+    if (controller_) {
+      line_.clear();
+      append_number(line_, t);
+      line_ += ',';
+      append_number(line_, probe_->work_at(q, v, t));
+      const VectorX& tau = probe_->torque();
+      for (Eigen::Index i = 0; i < tau.size(); ++i) {
+        line_ += ',';
+        append_number(line_, tau(i));
+      }
+      line_ += '\n';
+      controller_->write(line_);
+    }
     if (samples == 0) first_energy = energy;
     last_energy = energy;
     ++samples;
@@ -312,6 +386,7 @@ class CsvRecorder : public Recorder {
     events_.commit();
     contacts_.commit();
     energy_.commit();
+    if (controller_) controller_->commit();
   }
 
   long samples = 0, event_rows = 0, contact_rows = 0;
@@ -324,6 +399,8 @@ class CsvRecorder : public Recorder {
   }
 
   AtomicFile trajectory_, events_, contacts_, energy_;
+  std::optional<AtomicFile> controller_;
+  const ControllerProbe* probe_;
   std::string line_;
 };
 
@@ -589,13 +666,31 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const SimulationOp
     j["world_absolute"] = ec ? world_path : absolute.lexically_normal().string();
   }
   j["output_dir"] = dir.string();
-  j["controller"] = scenario.controller ? nlohmann::ordered_json{{"type", "pd"}, {"rate", 1.0 / scenario.controller_period}}
-                                        : nlohmann::ordered_json(nullptr);
+  if (scenario.controller) {
+    const PdController& pd = *scenario.controller;
+    const auto list = [](const VectorX& x) {
+      nlohmann::ordered_json a = nlohmann::ordered_json::array();
+      for (Eigen::Index i = 0; i < x.size(); ++i) a.push_back(number_or_null(x(i)));
+      return a;
+    };
+    j["controller"] = {{"type", "pd"},
+                       {"rate", 1.0 / scenario.controller_period},
+                       {"kp", list(pd.kp)},
+                       {"kd", list(pd.kd)},
+                       {"target", list(pd.q_target)},
+                       {"torque_limits", options.torque_limits},
+                       {"effort_limit", list(w.model().effort_limit())},
+                       {"file", kController}};
+  } else {
+    j["controller"] = nullptr;
+  }
   j["output_rate"] = options.output_rate;
   j["samples"] = recorder ? recorder->samples : 0;
   j["event_rows"] = recorder ? recorder->event_rows : 0;
   j["contact_rows"] = recorder ? recorder->contact_rows : 0;
   j["files"] = {{"trajectory", kTrajectory}, {"events", kEvents}, {"contacts", kContacts}, {"energy", kEnergy}};
+  if (fs::exists(dir / kContactPoints)) j["files"]["contact_points"] = kContactPoints;
+  if (scenario.controller) j["files"]["controller"] = kController;
   if (replay && replay->written) {
     j["replay"] = kReplay;
     j["replay_frames"] = replay->frames;
@@ -626,7 +721,9 @@ void prepare_output_directory(const fs::path& dir) {
   if (ec) throw ArgumentError("--out " + dir.string() + ": cannot create the directory: " + ec.message());
   if (access(dir.c_str(), W_OK) != 0) throw ArgumentError(system_error("--out " + dir.string() + " is not writable"));
   // Outputs of an earlier run would pass for this run's: remove them.
-  for (const char* f : {kTrajectory, kEvents, kContacts, kEnergy, kSummary, kReplay}) fs::remove(dir / f, ec);
+  for (const char* f : {kTrajectory, kEvents, kContacts, kEnergy, kSummary, kReplay, kContactPoints, kController}) {
+    fs::remove(dir / f, ec);
+  }
   for (const char* f : kPlots) fs::remove(dir / f, ec);
 }
 
@@ -646,7 +743,12 @@ int run_simulate(const SimulateArgs& args) {
   }
   const World& world = scenario.world;
   Simulator sim(world, options);
-  if (scenario.controller) sim.set_controller(scenario.controller->function(world.model()), scenario.controller_period);
+  std::unique_ptr<ControllerProbe> probe;
+  if (scenario.controller) {
+    probe = std::make_unique<ControllerProbe>(world.model(), scenario.controller->function(world.model()),
+                                              options.torque_limits);
+    sim.set_controller(probe->function(), scenario.controller_period);
+  }
 
   const fs::path dir = args.out.empty() ? fs::path("plume_out") : fs::path(args.out);
   prepare_output_directory(dir);
@@ -659,7 +761,7 @@ int run_simulate(const SimulateArgs& args) {
   for (const std::string& w : run.warnings) std::cerr << "plume: warning: " << one_line(w) << "\n";
   write_summary(dir, summary_json(scenario, options, run, nullptr, dir, args.world, nullptr));
 
-  auto recorder = std::make_unique<CsvRecorder>(dir, world.model().nq(), world.model().nv());
+  auto recorder = std::make_unique<CsvRecorder>(dir, world.model().nq(), world.model().nv(), probe.get());
   g_signal = 0;
   const auto wall0 = std::chrono::steady_clock::now();
   {
@@ -702,6 +804,15 @@ int run_simulate(const SimulateArgs& args) {
   PlotOutcome pending;
   pending.message = "not drawn yet";
   write_summary(dir, summary_json(scenario, options, run, recorder.get(), dir, args.world, &pending));
+
+  // Contact points placed (for the plots and the replay): a failure is reported, not fatal.
+  std::string points_problem;
+  try {
+    points_problem = write_contact_points(world, dir);
+  } catch (const std::exception& e) {
+    points_problem = one_line(e.what());
+  }
+  if (!points_problem.empty()) std::cerr << "plume: warning: " << kContactPoints << " not written: " << points_problem << "\n";
 
   PageOutcome replay;
   if (args.no_replay) {
@@ -751,7 +862,8 @@ int run_simulate(const SimulateArgs& args) {
               << short_number(recorder->last_energy) << " J\n";
   }
   std::cout << "  outputs: " << (dir / "").string() << " (" << kTrajectory << ", " << kEvents << ", " << kContacts
-            << ", " << kEnergy << ", " << kSummary << ")\n";
+            << ", " << kEnergy << (fs::exists(dir / kContactPoints) ? std::string(", ") + kContactPoints : "")
+            << (probe ? std::string(", ") + kController : "") << ", " << kSummary << ")\n";
   if (replay.written) {
     std::cout << "  replay: " << (dir / kReplay).string() << " (" << replay.frames << " frames, "
               << short_number(static_cast<double>(replay.bytes) / 1e6) << " MB; open it in a browser)\n";

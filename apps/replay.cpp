@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <charconv>
+#include <optional>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -310,7 +313,7 @@ Scene build_scene(const Model& model, const std::vector<WorldModel>& models, con
 }
 
 // The placements of the page's bodies at q: [x y z qx qy qz qw] each.
-void append_poses(const Model& model, Data& data, const Scene& scene, ordered_json& out) {
+void append_poses(const Data& data, const Scene& scene, ordered_json& out) {
   for (int b : scene.body_index) {
     const Transform& X = data.X0[static_cast<std::size_t>(b)];
     const Vec3 p = X.r();
@@ -319,7 +322,6 @@ void append_poses(const Model& model, Data& data, const Scene& scene, ordered_js
     for (double x : {p.x(), p.y(), p.z()}) out.push_back(rounded(x, 1e-5));
     for (double x : {r.x(), r.y(), r.z(), r.w()}) out.push_back(rounded(x, 1e-5));
   }
-  (void)model;
 }
 
 std::string three_file(const fs::path& dir, const char* name) {
@@ -388,22 +390,35 @@ fs::path find_three() {
   return {};
 }
 
-PageOutcome write_replay_page(const World& world, const fs::path& dir, const ordered_json& summary) {
-  PageOutcome out;
-  const Model& model = world.model();
-  const auto traj = parse_csv(read_text(dir / "trajectory.csv"));
-  if (traj.size() < 2) {
-    out.message = (dir / "trajectory.csv").string() + " is missing or has no rows";
-    return out;
-  }
-  if (traj[0].size() != static_cast<std::size_t>(1 + model.nq() + model.nv())) {
-    out.message = (dir / "trajectory.csv").string() + " has " + std::to_string(traj[0].size()) +
-                  " columns, the world needs 1 + nq + nv = " + std::to_string(1 + model.nq() + model.nv()) +
-                  " (is it the output of another world?)";
-    return out;
-  }
+namespace {
+
+// ---- a finished run, read back -----------------------------------------------------------
+
+struct ContactRow {
+  std::string name;
+  double normal_velocity, normal_force, friction_force;
+};
+struct EventRow {
+  double t;
+  std::string kind, contact;
+  double impulse;
+};
+struct RunData {
   std::vector<double> times;
   std::vector<VectorX> qs, vs;
+  std::map<double, std::vector<ContactRow>> contacts;  // by time
+  std::vector<EventRow> events;
+};
+
+// Reads trajectory.csv, contacts.csv and events.csv of `dir`; "" or why not.
+std::string read_run(const Model& model, const fs::path& dir, RunData& run) {
+  const auto traj = parse_csv(read_text(dir / "trajectory.csv"));
+  if (traj.size() < 2) return (dir / "trajectory.csv").string() + " is missing or has no rows";
+  if (traj[0].size() != static_cast<std::size_t>(1 + model.nq() + model.nv())) {
+    return (dir / "trajectory.csv").string() + " has " + std::to_string(traj[0].size()) +
+           " columns, the world needs 1 + nq + nv = " + std::to_string(1 + model.nq() + model.nv()) +
+           " (is it the output of another world?)";
+  }
   for (std::size_t r = 1; r < traj.size(); ++r) {
     if (traj[r].size() != traj[0].size()) continue;  // a damaged row
     VectorX q(model.nq()), v(model.nv());
@@ -415,50 +430,158 @@ PageOutcome write_replay_page(const World& world, const fs::path& dir, const ord
     const double t = number(traj[r][0]);
     if (!finite || !std::isfinite(t)) continue;
     normalize_configuration(model, q);
-    times.push_back(t);
-    qs.push_back(q);
-    vs.push_back(v);
+    run.times.push_back(t);
+    run.qs.push_back(q);
+    run.vs.push_back(v);
   }
-  out.recorded_frames = static_cast<int>(times.size());
-  if (times.empty()) {
-    out.message = (dir / "trajectory.csv").string() + " has no finite row";
-    return out;
-  }
-
-  // Contacts at output times, by time then name.
-  std::map<double, std::vector<std::pair<std::string, std::array<double, 2>>>> contact_rows;
-  {
-    const auto rows = parse_csv(read_text(dir / "contacts.csv"));
-    if (!rows.empty()) {
-      const int ct = column_of(rows[0], "time"), cn = column_of(rows[0], "contact"),
-                cf = column_of(rows[0], "normal_force"), cfr = column_of(rows[0], "friction_force");
-      for (std::size_t r = 1; r < rows.size() && ct >= 0 && cn >= 0 && cf >= 0 && cfr >= 0; ++r) {
-        if (rows[r].size() != rows[0].size()) continue;
-        contact_rows[number(rows[r][static_cast<std::size_t>(ct)])].push_back(
-            {rows[r][static_cast<std::size_t>(cn)],
-             {number(rows[r][static_cast<std::size_t>(cf)]), number(rows[r][static_cast<std::size_t>(cfr)])}});
-      }
+  if (run.times.empty()) return (dir / "trajectory.csv").string() + " has no finite row";
+  const auto rows = parse_csv(read_text(dir / "contacts.csv"));
+  if (!rows.empty()) {
+    const int ct = column_of(rows[0], "time"), cn = column_of(rows[0], "contact"),
+              cv = column_of(rows[0], "normal_velocity"), cf = column_of(rows[0], "normal_force"),
+              cfr = column_of(rows[0], "friction_force");
+    for (std::size_t r = 1; r < rows.size() && ct >= 0 && cn >= 0 && cv >= 0 && cf >= 0 && cfr >= 0; ++r) {
+      if (rows[r].size() != rows[0].size()) continue;
+      const auto at = [&](int c) { return rows[r][static_cast<std::size_t>(c)]; };
+      run.contacts[number(at(ct))].push_back({at(cn), number(at(cv)), number(at(cf)), number(at(cfr))});
     }
   }
-  struct EventRow {
-    double t;
-    std::string kind, contact;
-    double impulse;
+  const auto ev = parse_csv(read_text(dir / "events.csv"));
+  if (!ev.empty()) {
+    const int ct = column_of(ev[0], "time"), ck = column_of(ev[0], "kind"), cc = column_of(ev[0], "contact"),
+              ci = column_of(ev[0], "impulse");
+    for (std::size_t r = 1; r < ev.size() && ct >= 0 && ck >= 0 && cc >= 0 && ci >= 0; ++r) {
+      if (ev[r].size() != ev[0].size()) continue;
+      const auto at = [&](int c) { return ev[r][static_cast<std::size_t>(c)]; };
+      run.events.push_back({number(at(ct)), at(ck), at(cc), number(at(ci))});
+    }
+  }
+  return {};
+}
+
+// Places the contacts a run names ("shape_a|shape_b#feature") by running
+// contact detection on a trajectory row.
+class ContactLocator {
+ public:
+  explicit ContactLocator(const World& world) : model_(world.model()), data_(world.model()) {
+    DetectionOptions detection;
+    detection.margin = 1e-3;
+    detection.self_collision = world.self_collision();
+    try {
+      detector_.emplace(model_, world.environment(), detection);
+    } catch (const std::exception&) {
+      // No placement: pages show the motion only.
+    }
+  }
+  // Kinematics and contacts at (q, v).
+  void at(const VectorX& q, const VectorX& v) {
+    by_name_.clear();
+    forward_kinematics(model_, data_, q, v);
+    if (!detector_) return;
+    detector_->detect(model_, data_, found_);
+    const auto& shapes = detector_->shapes();
+    for (const Contact& c : found_) {
+      by_name_[shapes[static_cast<std::size_t>(c.shape_a)].name + "|" + shapes[static_cast<std::size_t>(c.shape_b)].name +
+               "#" + std::to_string(c.feature)] = &c;
+    }
+  }
+  const Contact* find(const std::string& name) const {
+    const auto it = by_name_.find(name);
+    return it == by_name_.end() ? nullptr : it->second;
+  }
+  // Velocity of b's material point at world position p relative to a's, tangential part.
+  Vec3 slip(const Contact& c, const Vec3& p) const {
+    Vec3 s = point_velocity(c.body_b, p) - point_velocity(c.body_a, p);
+    return s - c.normal * c.normal.dot(s);
+  }
+  const Data& data() const { return data_; }
+
+ private:
+  Vec3 point_velocity(int b, const Vec3& p) const {
+    if (b == 0) return Vec3::Zero();
+    const Transform& X = data_.X0[static_cast<std::size_t>(b)];
+    const Mat3 R = X.E().transpose();
+    return R * data_.v[static_cast<std::size_t>(b)].linear() + (R * data_.v[static_cast<std::size_t>(b)].angular()).cross(p - X.r());
+  }
+  const Model& model_;
+  Data data_;
+  std::optional<ContactDetector> detector_;
+  std::vector<Contact> found_;
+  std::unordered_map<std::string, const Contact*> by_name_;
+};
+
+// The trajectory row holding time t (the last of equal times: after an event), or −1.
+long row_at(const std::vector<double>& times, double t) {
+  const auto it = std::upper_bound(times.begin(), times.end(), t);
+  if (it == times.begin()) return -1;
+  const long k = static_cast<long>(it - times.begin()) - 1;
+  return times[static_cast<std::size_t>(k)] == t ? k : -1;
+}
+
+}  // namespace
+
+std::string write_contact_points(const World& world, const fs::path& dir) {
+  const Model& model = world.model();
+  RunData run;
+  const std::string problem = read_run(model, dir, run);
+  if (!problem.empty()) return problem;
+  ContactLocator locate(world);
+  std::string text = "time,contact,body_a,body_b,x,y,z,nx,ny,nz,normal_velocity,sliding_speed,normal_force,friction_force\n";
+  const auto add = [&text](double x) {
+    std::array<char, 32> buf{};
+    const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), x);
+    text += ',';
+    text.append(buf.data(), res.ptr);
   };
-  std::vector<EventRow> events;
-  {
-    const auto rows = parse_csv(read_text(dir / "events.csv"));
-    if (!rows.empty()) {
-      const int ct = column_of(rows[0], "time"), ck = column_of(rows[0], "kind"), cc = column_of(rows[0], "contact"),
-                ci = column_of(rows[0], "impulse");
-      for (std::size_t r = 1; r < rows.size() && ct >= 0 && ck >= 0 && cc >= 0 && ci >= 0; ++r) {
-        if (rows[r].size() != rows[0].size()) continue;
-        events.push_back({number(rows[r][static_cast<std::size_t>(ct)]), rows[r][static_cast<std::size_t>(ck)],
-                          rows[r][static_cast<std::size_t>(cc)], number(rows[r][static_cast<std::size_t>(ci)])});
-      }
+  const auto field = [&text](const std::string& f) {
+    text += ',';
+    if (f.find_first_of(",\"\n\r") == std::string::npos) {
+      text += f;
+      return;
+    }
+    text += '"';
+    for (char c : f) text += c == '"' ? std::string("\"\"") : std::string(1, c);
+    text += '"';
+  };
+  for (const auto& [t, rows] : run.contacts) {
+    const long k = row_at(run.times, t);
+    if (k >= 0) locate.at(run.qs[static_cast<std::size_t>(k)], run.vs[static_cast<std::size_t>(k)]);
+    for (const ContactRow& row : rows) {
+      if (row.name.rfind("limit:", 0) == 0) continue;  // a joint limit is not a point
+      const Contact* c = k >= 0 ? locate.find(row.name) : nullptr;
+      std::array<char, 32> buf{};
+      const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), t);
+      text.append(buf.data(), res.ptr);
+      field(row.name);
+      field(c ? model.body_name(c->body_a) : "");
+      field(c ? model.body_name(c->body_b) : "");
+      const double nan = std::nan("");
+      const Vec3 p = c ? Vec3(0.5 * (c->point_a + c->point_b)) : Vec3::Constant(nan);
+      const Vec3 n = c ? c->normal : Vec3::Constant(nan);
+      for (int d = 0; d < 3; ++d) add(p(d));
+      for (int d = 0; d < 3; ++d) add(n(d));
+      add(row.normal_velocity);
+      add(c ? locate.slip(*c, p).norm() : nan);
+      add(row.normal_force);
+      add(row.friction_force);
+      text += '\n';
     }
   }
+  write_atomically(dir / "contact_points.csv", text);
+  return {};
+}
 
+PageOutcome write_replay_page(const World& world, const fs::path& dir, const ordered_json& summary) {
+  PageOutcome out;
+  const Model& model = world.model();
+  RunData run;
+  out.message = read_run(model, dir, run);
+  if (!out.message.empty()) return out;
+  const std::vector<double>& times = run.times;
+  const std::vector<VectorX>& qs = run.qs;
+  const std::vector<VectorX>& vs = run.vs;
+  const std::vector<EventRow>& events = run.events;
+  out.recorded_frames = static_cast<int>(times.size());
   std::set<double> event_times;
   for (const EventRow& e : events) event_times.insert(e.t);
   const double rate = summary.value("output_rate", 0.0);
@@ -469,38 +592,8 @@ PageOutcome write_replay_page(const World& world, const fs::path& dir, const ord
   };
 
   Scene scene = build_scene(model, world.models(), world.environment());
-  Data data(model);
-  DetectionOptions detection;
-  detection.margin = 1e-3;
-  detection.self_collision = world.self_collision();
-  std::optional<ContactDetector> detector;
-  try {
-    detector.emplace(model, world.environment(), detection);
-  } catch (const std::exception&) {
-    // No contact placement: the page shows the motion only.
-  }
-  std::vector<Contact> found;
-  std::unordered_map<std::string, const Contact*> by_name;
-  const auto detect_at = [&](const VectorX& q, const VectorX& v) {
-    by_name.clear();
-    forward_kinematics(model, data, q, v);
-    if (!detector) return;
-    detector->detect(model, data, found);
-    for (const Contact& c : found) {
-      const auto& shapes = detector->shapes();
-      by_name[shapes[static_cast<std::size_t>(c.shape_a)].name + "|" + shapes[static_cast<std::size_t>(c.shape_b)].name +
-              "#" + std::to_string(c.feature)] = &c;
-    }
-  };
-  // Velocity of the material point at world position p of body b, world axes.
-  const auto point_velocity = [&](int b, const Vec3& p) -> Vec3 {
-    if (b == 0) return Vec3::Zero();
-    const Transform& X = data.X0[static_cast<std::size_t>(b)];
-    const Mat3 R = X.E().transpose();
-    const Vec3 w = R * data.v[static_cast<std::size_t>(b)].angular();
-    const Vec3 v0 = R * data.v[static_cast<std::size_t>(b)].linear();
-    return v0 + w.cross(p - X.r());
-  };
+  ContactLocator locate(world);
+  const auto& contact_rows = run.contacts;
 
   // Frames, then decimation to the size budget.
   const double t_end = times.back();
@@ -515,7 +608,7 @@ PageOutcome write_replay_page(const World& world, const fs::path& dir, const ord
     std::vector<double> all;
     for (const auto& [t, rows] : contact_rows) {
       for (const auto& row : rows) {
-        if (std::isfinite(row.second[0]) && row.second[0] > 0.0) all.push_back(row.second[0]);
+        if (std::isfinite(row.normal_force) && row.normal_force > 0.0) all.push_back(row.normal_force);
       }
     }
     if (!all.empty()) {
@@ -528,8 +621,8 @@ PageOutcome write_replay_page(const World& world, const fs::path& dir, const ord
     ordered_json poses = ordered_json::array(), frame_times = ordered_json::array(), contacts = ordered_json::array();
     for (std::size_t k : keep) {
       ordered_json pose = ordered_json::array();
-      detect_at(qs[k], vs[k]);
-      append_poses(model, data, scene, pose);
+      locate.at(qs[k], vs[k]);
+      append_poses(locate.data(), scene, pose);
       poses.push_back(pose);
       frame_times.push_back(times[k]);
       ordered_json here = ordered_json::array();
@@ -541,25 +634,23 @@ PageOutcome write_replay_page(const World& world, const fs::path& dir, const ord
         continue;
       }
       if (it != contact_rows.end()) {
-        for (const auto& [name, force] : it->second) {
-          const auto c = by_name.find(name);
-          if (c == by_name.end()) continue;
-          const Contact& ct = *c->second;
-          const Vec3 p = 0.5 * (ct.point_a + ct.point_b);
-          const Vec3 n = ct.normal;
-          Vec3 slip = point_velocity(ct.body_b, p) - point_velocity(ct.body_a, p);
-          slip -= n * n.dot(slip);
+        for (const ContactRow& row : it->second) {
+          const Contact* c = locate.find(row.name);
+          if (!c) continue;
+          const Vec3 p = 0.5 * (c->point_a + c->point_b);
+          const Vec3 n = c->normal;
+          const Vec3 slip = locate.slip(*c, p);
           const double speed = slip.norm();
           const bool sliding = speed > 1e-4;
           // Friction on b: opposite its slip when sliding; a sticking contact's
           // direction is not in the outputs (only |f_t|), drawn as a ring.
-          const Vec3 ft = sliding ? Vec3(-slip / speed * force[1]) : Vec3::Zero();
+          const Vec3 ft = sliding ? Vec3(-slip / speed * row.friction_force) : Vec3::Zero();
           ordered_json e = ordered_json::array();
           for (int d = 0; d < 3; ++d) e.push_back(rounded(p(d), 1e-5));
           for (int d = 0; d < 3; ++d) e.push_back(rounded(n(d), 1e-4));
-          e.push_back(rounded(force[0], 1e-3));
+          e.push_back(rounded(row.normal_force, 1e-3));
           for (int d = 0; d < 3; ++d) e.push_back(rounded(ft(d), 1e-3));
-          e.push_back(rounded(force[1], 1e-3));
+          e.push_back(rounded(row.friction_force, 1e-3));
           e.push_back(sliding ? 1 : 0);
           here.push_back(e);
         }
@@ -574,13 +665,13 @@ PageOutcome write_replay_page(const World& world, const fs::path& dir, const ord
         if (e.kind != "impact") continue;
         while (row + 1 < times.size() && times[row] < e.t) ++row;
         if (std::abs(times[row] - e.t) > 1e-9) continue;
-        detect_at(qs[row], vs[row]);
-        const auto c = by_name.find(e.contact);
-        if (c == by_name.end()) continue;
-        const Vec3 p = 0.5 * (c->second->point_a + c->second->point_b);
+        locate.at(qs[row], vs[row]);
+        const Contact* c = locate.find(e.contact);
+        if (!c) continue;
+        const Vec3 p = 0.5 * (c->point_a + c->point_b);
         ordered_json j = ordered_json::array({rounded(e.t, 1e-9)});
         for (int d = 0; d < 3; ++d) j.push_back(rounded(p(d), 1e-5));
-        for (int d = 0; d < 3; ++d) j.push_back(rounded(c->second->normal(d), 1e-4));
+        for (int d = 0; d < 3; ++d) j.push_back(rounded(c->normal(d), 1e-4));
         j.push_back(rounded(e.impulse, 1e-6));
         impacts.push_back(j);
       }

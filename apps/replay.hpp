@@ -30,6 +30,14 @@ constexpr std::uintmax_t kReplayBudget = 5'000'000;
 PageOutcome write_replay_page(const World& world, const std::filesystem::path& dir,
                               const nlohmann::ordered_json& summary);
 
+/// Writes `dir`/contact_points.csv from the run's outputs in `dir`: each row of
+/// contacts.csv (joint limits left out) with the bodies, the contact point and
+/// normal (world, placed by contact detection on the trajectory row of that
+/// time) and the sliding speed |v_t| of b relative to a [m/s]. Header
+/// time,contact,body_a,body_b,x,y,z,nx,ny,nz,normal_velocity,sliding_speed,normal_force,friction_force.
+/// Returns "" or why it was not written.
+std::string write_contact_points(const World& world, const std::filesystem::path& dir);
+
 /// The directory holding three.min.js and OrbitControls.js ("" if none):
 /// $PLUME_THREE_DIR, then the directory found when plume was configured, then
 /// Debian's /usr/share/javascript/three (package libjs-three).

@@ -124,8 +124,8 @@ std::string trajectory_header(int nq, int nv) {
   return h;
 }
 
-const std::set<std::string> kCsvAndSummary = {"trajectory.csv", "events.csv", "contacts.csv", "energy.csv",
-                                              "summary.json", "replay.html"};
+const std::set<std::string> kCsvAndSummary = {"trajectory.csv", "events.csv",   "contacts.csv", "energy.csv",
+                                              "contact_points.csv", "summary.json", "replay.html"};
 
 // A ball dropped onto the ground: a short run with impacts.
 std::string drop_world(const std::string& simulate_attributes) {
@@ -358,6 +358,111 @@ TEST(SimulateCli, Plots) {
   }
   EXPECT_EQ(listing(out2), expected);
   EXPECT_EQ(json::parse(read_text(out2 / "summary.json"))["plots"].size(), 3u);
+}
+
+// controller.csv: the torques the PD controller holds and their work. With no
+// contact and no damping the work is the change of mechanical energy (an
+// independent record: energy.csv, from the simulated state); with torque
+// limits on, the held torques are the clamped ones the simulator applies.
+TEST(SimulateCli, ControllerWorkIsTheEnergyGained) {
+  TempDir tmp;
+  for (const bool limited : {false, true}) {
+    const std::string world = tmp.write(
+        "pd.xml", "<world><model name=\"p\" collision=\"none\" urdf=\"" + kModels +
+                      "/double_pendulum.urdf\"><state q=\"1 -0.5\" v=\"0.5 0\"/></model>"
+                      "<simulate duration=\"1\" output_rate=\"100\"/>"
+                      "<controller type=\"pd\" model=\"p\" rate=\"" + std::string(limited ? "1000" : "200") +
+                      "\" kp=\"" + (limited ? "3000" : "30") + "\" kd=\"" + (limited ? "30" : "1") + "\" target=\"0.3 0.2\" torque_limits=\"" + (limited ? "true" : "false") + "\"/></world>");
+    const fs::path out = tmp.path / (limited ? "limited" : "free");
+    const CliRun r = run("simulate " + world + " --out " + out.string() + " --no-plots --no-replay", tmp);
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("controller.csv"), std::string::npos) << r.out;
+    const json s = json::parse(read_text(out / "summary.json"));
+    EXPECT_EQ(s["files"]["controller"], "controller.csv");
+    EXPECT_EQ(s["controller"]["kp"], json::array({limited ? 3000.0 : 30.0, limited ? 3000.0 : 30.0}));
+    EXPECT_EQ(s["controller"]["target"], json::array({0.3, 0.2}));
+    EXPECT_EQ(s["controller"]["torque_limits"], limited);
+    const Csv ctl = read_csv(out / "controller.csv");
+    EXPECT_EQ(ctl.header, "time,work,tau_0,tau_1");
+    const Csv energy = read_csv(out / "energy.csv");
+    const Csv traj = read_csv(out / "trajectory.csv");
+    ASSERT_EQ(ctl.rows.size(), energy.rows.size());
+    ASSERT_GE(ctl.rows.size(), 101u);
+    // The first sample: τ = kp (target − q) − kd v at the initial state, clamped to the effort (1000 N·m).
+    const double kp = limited ? 3000.0 : 30.0;
+    const double tau0 = kp * (0.3 - 1.0) - (limited ? 30.0 : 1.0) * 0.5, tau1 = kp * (0.2 + 0.5);
+    EXPECT_NEAR(ctl.rows[0][2], limited ? -1000.0 : tau0, 1e-12);
+    EXPECT_NEAR(ctl.rows[0][3], limited ? 1000.0 : tau1, 1e-12);
+    double scale = 0.0;
+    int clamped = 0;
+    for (std::size_t k = 0; k < ctl.rows.size(); ++k) {
+      EXPECT_EQ(ctl.rows[k][0], energy.rows[k][0]);
+      EXPECT_EQ(ctl.rows[k][0], traj.rows[k][0]);
+      const double gained = energy.rows[k][1] - energy.rows[0][1];
+      scale = std::max(scale, std::abs(gained));
+      // The integrator's tolerance: 1e-6 J, relative 1e-8 of the largest energy change so far.
+      EXPECT_NEAR(ctl.rows[k][1], gained, 1e-6 + 1e-8 * scale) << "t = " << ctl.rows[k][0];
+      for (int i : {2, 3}) {
+        EXPECT_LE(std::abs(ctl.rows[k][i]), 1000.0 + 1e-9);
+        clamped += std::abs(ctl.rows[k][i]) == 1000.0;
+      }
+    }
+    EXPECT_GT(scale, 1.0);                                 // the controller did real work
+    EXPECT_TRUE(read_csv(out / "events.csv").rows.empty());  // no joint-limit impact took energy away
+    if (limited) {
+      EXPECT_GT(clamped, 0);
+    }
+  }
+}
+
+// contact_points.csv: a ball launched sliding on the ground (v0 = 2 m/s, no
+// spin, mu = 0.3) slides at v0 − (7/2) mu g t until it rolls at
+// t = 2 v0 / (7 mu g), with friction mu m g; the point stays under the ball.
+TEST(SimulateCli, ContactPointsFollowTheSlidingBall) {
+  TempDir tmp;
+  const std::string world = tmp.write(
+      "slide.xml", "<world><model name=\"ball\" urdf=\"" + kModels + "/ball.urdf\" root=\"free\">"
+                   "<state q=\"0 0 0.1 0 0 0 1\" v=\"0 0 0 2 0 0\"/></model><ground/>"
+                   "<contact mu=\"0.3\" restitution=\"0\"/><simulate duration=\"0.4\" output_rate=\"100\"/></world>");
+  const fs::path out = tmp.path / "out";
+  const CliRun r = run("simulate " + world + " --out " + out.string() + " --no-plots --no-replay", tmp);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(out / "controller.csv"));
+  const Csv pts = read_csv(out / "contact_points.csv");
+  EXPECT_EQ(pts.header,
+            "time,contact,body_a,body_b,x,y,z,nx,ny,nz,normal_velocity,sliding_speed,normal_force,friction_force");
+  const Csv contacts = read_csv(out / "contacts.csv");
+  ASSERT_EQ(pts.rows.size(), contacts.rows.size());
+  const Csv traj = read_csv(out / "trajectory.csv");
+  const double g = 9.81, mu = 0.3, t_roll = 2 * 2.0 / (7 * mu * g);
+  int sliding = 0, rolling = 0;
+  for (std::size_t k = 0; k < pts.rows.size(); ++k) {
+    const auto& p = pts.rows[k];
+    const double t = p[0];
+    EXPECT_EQ(t, contacts.rows[k][0]);
+    EXPECT_EQ(pts.cells[k][1], contacts.cells[k][1]);
+    EXPECT_EQ(pts.cells[k][2], "world");
+    EXPECT_EQ(pts.cells[k][3], "ball/ball");
+    EXPECT_EQ(p[12], contacts.rows[k][4]);  // normal force
+    EXPECT_EQ(p[13], contacts.rows[k][5]);  // friction
+    // Under the ball's centre (the trajectory's x, y), on the ground, normal up.
+    const auto row = std::find_if(traj.rows.begin(), traj.rows.end(), [&](const auto& q) { return q[0] == t; });
+    ASSERT_NE(row, traj.rows.end());
+    EXPECT_NEAR(p[4], (*row)[1], 1e-9);
+    EXPECT_NEAR(p[5], (*row)[2], 1e-9);
+    EXPECT_NEAR(p[6], 0.0, 1e-9);
+    EXPECT_NEAR(p[9], 1.0, 1e-12);
+    if (t < t_roll - 1e-3) {
+      EXPECT_NEAR(p[11], 2.0 - 3.5 * mu * g * t, 1e-6) << "t = " << t;
+      EXPECT_NEAR(p[13], mu * 1.0 * g, 1e-6) << "t = " << t;
+      ++sliding;
+    } else if (t > t_roll + 1e-3) {
+      EXPECT_LT(p[11], 1e-6) << "t = " << t;
+      ++rolling;
+    }
+  }
+  EXPECT_GE(sliding, 15);
+  EXPECT_GE(rolling, 15);
 }
 
 // summary.json "coordinates" names every trajectory column; checked against
