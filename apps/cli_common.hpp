@@ -96,4 +96,13 @@ struct ReplayArgs {
 /// Writes DIR/replay.html from a run's outputs (and updates summary.json's "replay").
 int run_replay(const ReplayArgs& args);
 
+struct ViewArgs {
+  std::string model;
+  LoadArgs load;
+  std::string q;    ///< the configuration shown, nq comma-separated numbers (default: neutral)
+  std::string out;  ///< the page (….html), or a directory for DIR/view.html (default: ./view.html)
+};
+/// Writes the `plume view` page of a model (replay.hpp, write_view_page).
+int run_view(const ViewArgs& args);
+
 }  // namespace plume::cli

@@ -78,6 +78,18 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("outdir", replay.dir, "Output directory of plume simulate")->required();
   replay_cmd->add_option("--world", replay.world, "World file of the run (default: the one summary.json names)");
 
+  ViewArgs view;
+  CLI::App* view_cmd = app.add_subcommand(
+      "view", "Write an offline page showing the model in 3-D with a slider per joint (did the URDF load right?)");
+  view_cmd->add_option("model", view.model, "URDF file")->required();
+  view_cmd->add_option("--root", view.load.root, "Root joint: fixed, free or planar")
+      ->check(CLI::IsMember(roots))
+      ->default_str("fixed");
+  view_cmd->add_option("--q", view.q, "Configuration shown, nq comma-separated numbers (default: neutral)");
+  view_cmd->add_option("--out", view.out, "The page (FILE.html) or a directory for DIR/view.html")
+      ->default_str("view.html");
+  add_load_options(view_cmd, view.load.inertia, view.load.package_dirs);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -114,6 +126,7 @@ int main(int argc, char** argv) {
       return run_simulate(sim);
     }
     if (app.got_subcommand(replay_cmd)) return run_replay(replay);
+    if (app.got_subcommand(view_cmd)) return run_view(view);
   } catch (const plume::Error& e) {
     std::cerr << "plume: error: " << e.what() << "\n";
     return 1;

@@ -571,6 +571,86 @@ std::string write_contact_points(const World& world, const fs::path& dir) {
   return {};
 }
 
+PageOutcome write_view_page(const Model& model, const VectorX& q, const std::string& title, const fs::path& file) {
+  PageOutcome out;
+  if (q.size() != model.nq()) throw ArgumentError("a configuration of " + std::to_string(q.size()) +
+                                                  " entries for a model with nq = " + std::to_string(model.nq()));
+  Scene scene = build_scene(model, {}, {});
+  Data data(model);
+  forward_kinematics(model, data, q);
+  ordered_json pose = ordered_json::array();
+  append_poses(data, scene, pose);
+  // Each page body's joint: what the page's own forward kinematics needs.
+  // Body b's placement is parent ∘ (Xtree placement) ∘ (joint motion at q).
+  ordered_json sliders = ordered_json::array();
+  for (std::size_t i = 0; i < scene.body_index.size(); ++i) {
+    const int b = scene.body_index[i];
+    const Joint& j = model.joint(b);
+    const Transform& Xt = model.Xtree(b);
+    ordered_json joint;
+    joint["name"] = j.name;
+    joint["type"] = to_string(j.type);
+    joint["axis"] = ordered_json::array({j.axis.x(), j.axis.y(), j.axis.z()});
+    joint["q_index"] = j.q_index;
+    joint["nq"] = j.nq;
+    joint["position"] = ordered_json::array({Xt.r().x(), Xt.r().y(), Xt.r().z()});
+    Eigen::Quaterniond r(Mat3(Xt.E().transpose()));
+    r.normalize();
+    joint["quaternion"] = ordered_json::array({r.x(), r.y(), r.z(), r.w()});
+    scene.bodies[i]["joint"] = joint;
+    if (j.nq != 1) continue;
+    const double lo = model.lower_position_limit()(j.q_index), hi = model.upper_position_limit()(j.q_index);
+    const bool revolute = j.type != JointType::Prismatic;
+    // Unbounded joints: a turn either way for an angle, a metre for a slide.
+    const double span = revolute ? M_PI : 1.0;
+    ordered_json s;
+    s["joint"] = j.name;
+    s["body"] = i;
+    s["q_index"] = j.q_index;
+    s["type"] = to_string(j.type);
+    s["unit"] = revolute ? "rad" : "m";
+    s["lower"] = std::isfinite(lo) ? lo : q(j.q_index) - span;
+    s["upper"] = std::isfinite(hi) ? hi : q(j.q_index) + span;
+    s["limited"] = std::isfinite(lo) && std::isfinite(hi);
+    sliders.push_back(s);
+  }
+  ordered_json qj = ordered_json::array();
+  for (Eigen::Index k = 0; k < q.size(); ++k) qj.push_back(q(k));
+
+  ordered_json d = ordered_json::object();
+  d["mode"] = "view";
+  d["title"] = title;
+  d["status"] = "view";
+  d["finished"] = true;
+  d["message"] = "";
+  d["duration"] = 0.0;
+  d["end_time"] = 0.0;
+  d["recorded_frames"] = 1;
+  d["bodies"] = scene.bodies;
+  d["statics"] = scene.statics;
+  d["follow"] = scene.follow;
+  d["max_force"] = 0.0;
+  d["times"] = ordered_json::array({0.0});
+  d["poses"] = ordered_json::array({pose});
+  d["contacts"] = ordered_json::array({ordered_json::array()});
+  d["impacts"] = ordered_json::array();
+  d["events"] = ordered_json::array();
+  d["q"] = qj;
+  d["sliders"] = sliders;
+  std::string why;
+  const std::string page = fill_page(d.dump(), title, &why);
+  if (page.empty()) {
+    out.message = why;
+    return out;
+  }
+  write_atomically(file, page);
+  out.written = true;
+  out.bytes = page.size();
+  out.frames = 1;
+  out.recorded_frames = 1;
+  return out;
+}
+
 PageOutcome write_replay_page(const World& world, const fs::path& dir, const ordered_json& summary) {
   PageOutcome out;
   const Model& model = world.model();

@@ -38,6 +38,14 @@ PageOutcome write_replay_page(const World& world, const std::filesystem::path& d
 /// Returns "" or why it was not written.
 std::string write_contact_points(const World& world, const std::filesystem::path& dir);
 
+/// Writes `file` (atomically): the `plume view` page of one model at
+/// configuration q (nq entries), with a slider per 1-DoF joint. The page's
+/// bodies carry their joint (type, axis, Xtree placement, q index) so that it
+/// moves them by forward kinematics of its own as the sliders move; its one
+/// frame holds plume's placements at q. `title` names the model.
+PageOutcome write_view_page(const Model& model, const VectorX& q, const std::string& title,
+                            const std::filesystem::path& file);
+
 /// The directory holding three.min.js and OrbitControls.js ("" if none):
 /// $PLUME_THREE_DIR, then the directory found when plume was configured, then
 /// Debian's /usr/share/javascript/three (package libjs-three).

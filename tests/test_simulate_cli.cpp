@@ -633,6 +633,74 @@ TEST(SimulateCli, ReplayPageHoldsTheTrajectory) {
   EXPECT_NE(wrong.err.find("columns"), std::string::npos) << wrong.err;
 }
 
+// plume view: the model's page, a slider per 1-DoF joint within the limits
+// `plume info --json` reports, the configuration given (or neutral); bad input
+// is one line naming the problem. (The page's own forward kinematics against
+// plume's is checked in Chromium: tests/browser, case view.)
+TEST(SimulateCli, ViewPageShowsTheModelWithASliderPerJoint) {
+  TempDir tmp;
+  const fs::path page = tmp.path / "arm.html";
+  const CliRun r = run("view " + kModels + "/arm7.urdf --out " + page.string(), tmp);
+  if (r.status != 0 && r.err.find("three.js not found") != std::string::npos) {
+    FAIL() << "three.js is not installed (Debian: libjs-three): " << r.err;
+  }
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(page.string()), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("7 joint sliders"), std::string::npos) << r.out;
+  const json d = replay_data(page);
+  ASSERT_TRUE(d.is_object());
+  EXPECT_EQ(d["mode"], "view");
+  EXPECT_EQ(d["title"], "arm7");
+  const CliRun info = run("info " + kModels + "/arm7.urdf --json", tmp);
+  ASSERT_EQ(info.status, 0) << info.err;
+  const json model = json::parse(info.out);
+  EXPECT_EQ(d["q"].size(), model["nq"].get<std::size_t>());
+  for (const json& q : d["q"]) EXPECT_EQ(q, 0.0);  // neutral
+  std::vector<json> one_dof;
+  for (const json& j : model["joints"]) {
+    if (j["nq"] == 1) one_dof.push_back(j);
+  }
+  ASSERT_EQ(d["sliders"].size(), one_dof.size());
+  for (std::size_t k = 0; k < one_dof.size(); ++k) {
+    const json& s = d["sliders"][k];
+    EXPECT_EQ(s["joint"], one_dof[k]["name"]);
+    EXPECT_EQ(s["q_index"], one_dof[k]["q_index"]);
+    EXPECT_EQ(s["lower"], one_dof[k]["lower"]);
+    EXPECT_EQ(s["upper"], one_dof[k]["upper"]);
+    EXPECT_EQ(s["unit"], "rad");
+  }
+  ASSERT_EQ(d["bodies"].size(), model["nbodies"].get<std::size_t>() - 1);
+  ASSERT_EQ(d["poses"].size(), 1u);
+
+  // A free-flying ball at a given configuration: its page body sits at q (quaternion normalised).
+  const fs::path dir = tmp.path / "views";
+  const CliRun ball = run("view " + kModels + "/ball.urdf --root free --q 0.1,0.2,0.3,0,0,0.6,0.8 --out " + dir.string(), tmp);
+  ASSERT_EQ(ball.status, 0) << ball.err;
+  const json b = replay_data(dir / "view.html");  // a directory gets view.html
+  ASSERT_TRUE(b.is_object());
+  EXPECT_TRUE(b["sliders"].empty());
+  const std::vector<double> expected = {0.1, 0.2, 0.3, 0, 0, 0.6, 0.8};
+  for (int i = 0; i < 7; ++i) EXPECT_NEAR(b["poses"][0][i].get<double>(), expected[i], 1e-5) << i;
+
+  // Bad input: one line, status 1, nothing written.
+  const fs::path none = tmp.path / "none.html";
+  for (const std::string& args :
+       {"view " + kModels + "/arm7.urdf --q 1,2 --out " + none.string(),
+        "view " + kModels + "/ball.urdf --root free --q 0,0,0,0,0,0,0 --out " + none.string(),
+        "view " + kModels + "/ball.urdf --root free --q 0,0,0,0,0,nan,1 --out " + none.string(),
+        "view " + (tmp.path / "missing.urdf").string() + " --out " + none.string(),
+        "view " + kModels + "/arm7.urdf --out " + (tmp.path / "no" / "such" / "x.html").string()}) {
+    const CliRun bad = run(args, tmp);
+    EXPECT_EQ(bad.status, 1) << args << ": " << bad.err;
+    EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << args << ": " << bad.err;
+    EXPECT_FALSE(fs::exists(none)) << args;
+  }
+  const CliRun wrong = run("view " + kModels + "/arm7.urdf --q 1,2 --out " + none.string(), tmp);
+  EXPECT_NE(wrong.err.find("expected 7"), std::string::npos) << wrong.err;
+  const CliRun zero = run("view " + kModels + "/ball.urdf --root free --q 0,0,0,0,0,0,0", tmp);
+  EXPECT_NE(zero.err.find("quaternion"), std::string::npos) << zero.err;
+}
+
 // The demo's page: under the size budget, and at rest the four feet stand on
 // the ground (contact points at z = 0, normals up) carrying the robot's weight.
 TEST(SimulateCli, QuadrupedReplayShowsTheFeetCarryingTheWeight) {

@@ -9,6 +9,12 @@ Usage: replay_browser_test.py PLUME MODELS_DIR CASE
        where its projected bounding box says, start / middle / end frames that
        differ, contact arrows while the feet are on the ground and none before.
   CASE stopped:   a run that stopped early: the page says so and marks the stop.
+  CASE view:      `plume view` pages: the page's own forward kinematics (what the
+       joint sliders drive) against plume's placements written into the page, for
+       revolute (arm7 with rotated joint frames, the quadruped on a free-flyer),
+       prismatic (balls_row) and planar (rod) joints; a configuration set from
+       the URL moves the robot; the mesh robot (lynx_description, package://
+       meshes) drawn from its mesh files.
 
 Exit status 0 passed, 1 failed, 77 Chromium or matplotlib is missing (ctest
 reports the test as skipped, with the reason printed).
@@ -212,6 +218,109 @@ def case_stopped(plume, models, browser, work):
           "the timeline marks the stop at the time the run ended")
 
 
+def page_data(page):
+    text = open(page, encoding="utf-8").read()
+    m = re.search(r'<script type="application/json" id="plume-data">(.*?)</script>', text, re.S)
+    return json.loads(m.group(1).replace("<\\/", "</"))
+
+
+def pose_error(a, b):
+    """Largest difference between two pose lists [x y z qx qy qz qw]*: positions [m] and rotations
+    (|q1 - q2| with the sign of the quaternion chosen)."""
+    worst = 0.0
+    for k in range(0, len(a), 7):
+        worst = max(worst, max(abs(a[k + i] - b[k + i]) for i in range(3)))
+        qa, qb = a[k + 3:k + 7], b[k + 3:k + 7]
+        same = max(abs(x - y) for x, y in zip(qa, qb))
+        flip = max(abs(x + y) for x, y in zip(qa, qb))
+        worst = max(worst, min(same, flip))
+    return worst
+
+
+def case_view(plume, models, browser, work):
+    import random
+    rng = random.Random(19)
+    size = f"#size={WIDTH - 320}x{HEIGHT}"  # the 3-D view; the joint sliders take the 320 px beside it
+    # (name, urdf, root, configuration maker given nq): nonzero joint angles, a tilted base.
+    def angles(n, lo=-1.0, hi=1.0):
+        return [round(rng.uniform(lo, hi), 6) for _ in range(n)]
+    def free(n):
+        return [0.1, -0.2, 0.5, 0.2, -0.1, 0.3, 0.9274] + angles(n - 7)
+    cases = [
+        ("arm7", "arm7.urdf", "fixed", angles),
+        ("quadruped", "quadruped.urdf", "free", free),
+        ("balls_row", "balls_row.urdf", "fixed", lambda n: angles(n, -0.3, 0.3)),
+        ("rod", "rod.urdf", "planar", lambda n: [0.3, -0.4, 0.7] + angles(n - 3)),
+    ]
+    jobs = []
+    for name, urdf, root, make in cases:
+        path = os.path.join(models, urdf)
+        neutral = os.path.join(work, name + "_neutral.html")
+        r = run_plume(plume, ["view", path, "--root", root, "--out", neutral])
+        if not check(r.returncode == 0, f"plume view {urdf} --root {root} exits 0: {r.stdout}{r.stderr}"):
+            continue
+        check(neutral in r.stdout, f"{name}: plume view prints the page's path ({r.stdout.strip()})")
+        static_checks(neutral)
+        d0 = page_data(neutral)
+        nq = len(d0["q"])
+        q = make(nq)
+        posed = os.path.join(work, name + "_posed.html")
+        r = run_plume(plume, ["view", path, "--root", root, "--out", posed, "--q", ",".join(map(str, q))])
+        if not check(r.returncode == 0, f"plume view {urdf} --q exits 0: {r.stderr}"):
+            continue
+        d1 = page_data(posed)
+        one_dof = sum(1 for b in d0["bodies"] if b["joint"]["nq"] == 1)
+        check(len(d0["sliders"]) == one_dof, f"{name}: a slider per 1-DoF joint ({len(d0['sliders'])})")
+        # The neutral page opened at the posed page's q (as the sliders would set it): the page's
+        # forward kinematics must put every body where plume's (in the posed page) does.
+        jobs.append((name, "file://" + neutral + size + "&q=" + ",".join(map(repr, d1["q"])), d1["poses"][0], "shot"))
+        jobs.append((name + "_own", "file://" + posed + size, d1["poses"][0], "dom"))
+        jobs.append((name + "_neutral", "file://" + neutral + size, d0["poses"][0], "shot"))
+    # The mesh robot: package:// meshes found through --package-dir.
+    lynx = os.path.join(work, "lynx.html")
+    r = run_plume(plume, ["view", os.path.join(models, "lynx_description", "urdf", "lynx.urdf"), "--root", "free",
+                          "--package-dir", models, "--out", lynx])
+    if check(r.returncode == 0, f"plume view lynx.urdf --package-dir exits 0: {r.stdout}{r.stderr}"):
+        static_checks(lynx)
+        d = page_data(lynx)
+        sources = [s.get("source") for b in d["bodies"] for s in b["shapes"] if s["type"] == "mesh"]
+        check(len(sources) >= 12 and all(s == "file" for s in sources),
+              f"lynx: every mesh drawn from its file ({len(sources)} meshes: {sorted(set(map(str, sources)))})")
+        jobs.append(("lynx", "file://" + lynx + size, d["poses"][0], "shot"))
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+        futures = {name: (pool.submit(chromium, browser, work, url, name, "screenshot" if mode == "shot" else "dom"),
+                          expected, mode) for name, url, expected, mode in jobs}
+        results = {name: (f.result(), expected, mode) for name, (f, expected, mode) in futures.items()}
+    for name, ((dom, console, fetched), expected, mode) in results.items():
+        attrs = body_attributes(dom)
+        check(attrs.get("ready") == "true" and attrs.get("mode") == "view", f"{name}: the view page is ready")
+        check(not console, f"{name}: console clean {console[:3]}")
+        check(not fetched, f"{name}: nothing fetched from the network {fetched[:3]}")
+        try:
+            shown = json.loads(attrs.get("poses", "[]").replace("&quot;", '"'))
+        except ValueError:
+            shown = []
+        ok = len(shown) == len(expected)
+        err = pose_error(shown, expected) if ok else float("inf")
+        check(ok and err < 2e-5, f"{name}: the page's forward kinematics matches plume's placements (max error {err:.2e})")
+        if mode == "shot":
+            img = load_png(os.path.join(work, name + ".png"))[:, :WIDTH - 320]  # the 3-D view, not the sliders
+            box = [int(v) for v in attrs.get("robot-box", "0,0,0,0").split(",")]
+            mask = robot_pixels(img)
+            total = int(mask.sum())
+            x0, y0, x1, y1 = max(box[0] - 2, 0), max(box[1] - 2, 0), box[2] + 2, box[3] + 2
+            inside = int(mask[y0:y1, x0:x1].sum())
+            check(total > 500, f"{name}: the robot is drawn ({total} robot-coloured pixels)")
+            check(inside >= 0.97 * total, f"{name}: {inside} of them inside the projected bounding box {box}")
+    for name, _, _, _ in cases:
+        if name in results and name + "_neutral" in results:
+            a = robot_pixels(load_png(os.path.join(work, name + ".png"))[:, :WIDTH - 320])
+            b = robot_pixels(load_png(os.path.join(work, name + "_neutral.png"))[:, :WIDTH - 320])
+            diff = int((a ^ b).sum())
+            check(diff > 300, f"{name}: the configuration from the URL moves the robot ({diff} pixels differ)")
+
+
 def main(argv):
     if len(argv) != 4:
         print(__doc__, file=sys.stderr)
@@ -228,7 +337,7 @@ def main(argv):
         return SKIP
     work = tempfile.mkdtemp(prefix="plume_browser_")
     try:
-        {"quadruped": case_quadruped, "stopped": case_stopped}[case](plume, models, browser, work)
+        {"quadruped": case_quadruped, "stopped": case_stopped, "view": case_view}[case](plume, models, browser, work)
     finally:
         if not failures:
             shutil.rmtree(work, ignore_errors=True)
