@@ -9,7 +9,8 @@
 //   contact_points.csv  each contact row placed: bodies, point, normal, sliding speed (replay.cpp)
 //   controller.csv  time,work,tau_0,…,tau_{nv−1}: the controller's held torques and work (with a controller)
 //   replay.html     the run in 3-D in a browser, offline (replay.cpp; when three.js is there)
-//   *.png           plots drawn by plot_simulation.py (when python3 + matplotlib are there)
+//   *.png           plots drawn by plot_simulation.py (when python3 + matplotlib are there): base,
+//                   joint positions and torques, contact forces, separation velocities, energy
 //
 // Every file is written to a hidden temporary file in DIR and renamed into
 // place when complete, so a file with a final name is always whole. The
