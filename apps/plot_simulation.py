@@ -99,13 +99,16 @@ class Run:
         return out
 
     def bases(self):
-        """Free-flyer roots: (label, {component: q column})."""
-        found = {}
+        """Free-flyer and planar roots: (label, {component: q column}, type)."""
+        found, kinds = {}, {}
         for name, c in self.coordinates.items():
-            if c.get("type") == "free-flyer" and name.startswith("q_"):
-                found.setdefault(c["model"] + "/" + c["joint"], {})[c["component"]] = name
-        return [(k if self.multi_model else k.split("/")[0], v) for k, v in found.items()
-                if all(x in v for x in ("z", "qx", "qy", "qz", "qw"))]
+            if c.get("type") in ("free-flyer", "planar") and name.startswith("q_"):
+                key = c["model"] + "/" + c["joint"]
+                found.setdefault(key, {})[c["component"]] = name
+                kinds[key] = c["type"]
+        needs = {"free-flyer": ("z", "qx", "qy", "qz", "qw"), "planar": ("x", "y", "theta")}
+        return [(k if self.multi_model else k.split("/")[0], v, kinds[k]) for k, v in found.items()
+                if all(x in v for x in needs[kinds[k]])]
 
 
 def body_of(row):
@@ -234,7 +237,19 @@ def plot_base(plt, run, written):
     info_z, info_r = [], []
     all_z, all_r = [], []
     t = run.times
-    for k, (label, cols) in enumerate(bases):
+    for k, (label, cols, kind) in enumerate(bases):
+        colour = COLOURS[k % len(COLOURS)]
+        if kind == "planar":  # x, y in the joint's plane, θ about its normal
+            for comp, style in (("x", "--"), ("y", "-")):
+                v = run.column(cols[comp])
+                all_z += v
+                ax_z.plot(t, v, style, lw=1.4, color=colour, label=f"{label} {comp} (joint plane)")
+                info_z.append({"label": f"{label} {comp}", "column": cols[comp], "color": colour})
+            theta = [math.degrees(x) for x in run.column(cols["theta"])]
+            all_r += theta
+            ax_r.plot(t, theta, "-", lw=1.2, color=colour, label=f"{label} theta")
+            info_r.append({"label": f"{label} theta", "column": cols["theta"], "color": colour})
+            continue
         z = run.column(cols["z"])
         all_z += z
         ax_z.plot(t, z, lw=1.4, color=COLOURS[k % len(COLOURS)], label=f"{label} height z")
@@ -251,8 +266,10 @@ def plot_base(plt, run, written):
             info_r.append({"label": f"{label} {name}", "color": COLOURS[k % len(COLOURS)]})
     min_span(ax_z, all_z, 0.002)
     min_span(ax_r, all_r, 0.2)
-    ax_z.set_ylabel("base height z [m]")
-    ax_r.set_ylabel("orientation [deg]\n(roll x, pitch y, yaw z)")
+    planar_only = all(kind == "planar" for _, _, kind in bases)
+    ax_z.set_ylabel("base position [m]" if planar_only else "base height z [m]")
+    ax_r.set_ylabel("orientation [deg]" + ("\n(theta about the plane's normal)" if planar_only else
+                                           "\n(roll x, pitch y, yaw z)"))
     ax_r.set_xlabel("time [s]")
     for ax in (ax_z, ax_r):
         plain_axis(ax)
@@ -261,7 +278,7 @@ def plot_base(plt, run, written):
     mark_events(ax_r, run)
     legend_outside(ax_z, fig, len(bases) + 2)
     legend_outside(ax_r, fig, 3 * len(bases))
-    fig.suptitle("Floating base: height and orientation (parent frame)")
+    fig.suptitle("Floating base: " + ("position" if planar_only else "height") + " and orientation (parent frame)")
     stop_note(fig, run)
     finish(fig, 1, not run.finished)
     save(fig, run.dir, "base.png", written, [(ax_z, info_z), (ax_r, info_r)])
