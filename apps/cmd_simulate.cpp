@@ -820,7 +820,8 @@ int run_simulate(const SimulateArgs& args) {
     replay.message = "disabled by --no-replay";
   } else {
     try {
-      replay = write_replay_page(world, dir, summary_json(scenario, options, run, recorder.get(), dir, args.world, &pending));
+      replay = write_replay_page(world, dir, summary_json(scenario, options, run, recorder.get(), dir, args.world, &pending),
+                                 args.package_dirs);
     } catch (const std::exception& e) {
       replay.message = one_line(e.what());
     }

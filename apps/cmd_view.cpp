@@ -46,7 +46,7 @@ int run_view(const ViewArgs& args) {
     normalize_configuration(model, q);
   }
   const fs::path file = view_output_path(args.out);
-  const PageOutcome page = write_view_page(model, q, model.name(), file);
+  const PageOutcome page = write_view_page(model, q, model.name(), file, args.model, args.load.package_dirs);
   if (!page.written) throw Error("view page not written: " + page.message);
   int sliders = 0;
   for (int b = 1; b < model.nbodies(); ++b) sliders += model.joint(b).nq == 1;

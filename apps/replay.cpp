@@ -28,6 +28,9 @@
 #include "plume/error.hpp"
 #include "plume/geometry/convex_hull.hpp"
 #include "plume/geometry/mesh.hpp"
+#include "plume/urdf.hpp"
+
+#include <urdf_parser/urdf_parser.h>
 
 namespace plume::cli {
 
@@ -312,6 +315,137 @@ Scene build_scene(const Model& model, const std::vector<WorldModel>& models, con
   return s;
 }
 
+// ---- visual shapes -----------------------------------------------------------------------
+
+// Package roots the model's collision meshes resolved to ("package://NAME/rel"
+// found at ".../NAME/rel" → ".../NAME"): visual meshes of the same packages
+// resolve there too, whatever --package-dir or package_dirs the load used.
+std::vector<std::string> package_roots(const Model& model) {
+  std::vector<std::string> dirs;
+  for (const CollisionShape& c : model.collisions()) {
+    const auto* m = std::get_if<Mesh>(&c.geometry);
+    if (!m || m->resolved.empty() || m->filename.rfind("package://", 0) != 0) continue;
+    const std::string rest = m->filename.substr(10);
+    const std::size_t slash = rest.find('/');
+    if (slash == std::string::npos) continue;
+    const std::string rel = rest.substr(slash);  // "/meshes/foot.stl"
+    const std::string& res = m->resolved;
+    if (res.size() <= rel.size() || res.compare(res.size() - rel.size(), rel.size(), rel) != 0) continue;
+    const std::string root = res.substr(0, res.size() - rel.size());
+    if (std::find(dirs.begin(), dirs.end(), root) == dirs.end()) dirs.push_back(root);
+  }
+  return dirs;
+}
+
+bool same_geometry(const Geometry& a, const Geometry& b) {
+  if (a.index() != b.index()) return false;
+  if (const auto* x = std::get_if<Mesh>(&a)) {
+    const auto& y = std::get<Mesh>(b);
+    return x->filename == y.filename && (x->scale - y.scale).norm() < 1e-12;
+  }
+  if (const auto* x = std::get_if<Sphere>(&a)) return x->radius == std::get<Sphere>(b).radius;
+  if (const auto* x = std::get_if<Box>(&a)) return x->size == std::get<Box>(b).size;
+  if (const auto* x = std::get_if<Cylinder>(&a)) {
+    return x->radius == std::get<Cylinder>(b).radius && x->length == std::get<Cylinder>(b).length;
+  }
+  return false;
+}
+
+// The URDF's <visual> shapes, attached to the page's bodies (key "visuals")
+// or, for links welded to the world, to the statics. A visual that repeats a
+// collision shape of its body (same geometry, same placement) is written as
+// {"type": "collision", "index": k}: the page reuses that shape's geometry. Meshes resolve like collision
+// meshes (resolve_uri: package roots, ROS_PACKAGE_PATH, the URDF's
+// ancestors); one that does not resolve or read is dropped (the collision
+// shapes still show the body). Returns the number of visual shapes added.
+int add_visuals(Scene& s, const Model& model, const std::string& urdf_path, const std::string& prefix,
+                const std::vector<std::string>& package_dirs) {
+  if (urdf_path.empty() || urdf_path == "<code>") return 0;
+  ::urdf::ModelInterfaceSharedPtr parsed;
+  try {
+    parsed = ::urdf::parseURDFFile(urdf_path);
+  } catch (const std::exception&) {
+    return 0;
+  }
+  if (!parsed) return 0;
+  std::map<int, std::size_t> page_of;  // model body → page body
+  for (std::size_t i = 0; i < s.body_index.size(); ++i) page_of[s.body_index[i]] = i;
+  int added = 0;
+  for (const auto& [link_name, link] : parsed->links_) {
+    if (!link || link->visual_array.empty()) continue;
+    const int f = model.frame_index(prefix + link_name);
+    if (f < 0) continue;
+    const Frame& frame = model.frames()[static_cast<std::size_t>(f)];
+    int k = 0;
+    for (const auto& v : link->visual_array) {
+      if (!v || !v->geometry) continue;
+      const std::string name = prefix + (!v->name.empty() ? v->name : link_name + "/visual_" + std::to_string(k));
+      ++k;
+      const ::urdf::Pose& o = v->origin;
+      const Eigen::Quaterniond r(o.rotation.w, o.rotation.x, o.rotation.y, o.rotation.z);
+      const Vec3 t(o.position.x, o.position.y, o.position.z);
+      if (!t.allFinite() || !r.coeffs().allFinite()) continue;
+      const Transform placement = Transform::from_pose(r.normalized().toRotationMatrix(), t) * frame.placement;
+      Geometry g;
+      const ::urdf::Geometry& ug = *v->geometry;
+      switch (ug.type) {
+        case ::urdf::Geometry::SPHERE: g = Sphere{static_cast<const ::urdf::Sphere&>(ug).radius}; break;
+        case ::urdf::Geometry::BOX: {
+          const auto& d = static_cast<const ::urdf::Box&>(ug).dim;
+          g = Box{Vec3(d.x, d.y, d.z)};
+          break;
+        }
+        case ::urdf::Geometry::CYLINDER: {
+          const auto& c = static_cast<const ::urdf::Cylinder&>(ug);
+          g = Cylinder{c.radius, c.length};
+          break;
+        }
+        case ::urdf::Geometry::MESH: {
+          const auto& m = static_cast<const ::urdf::Mesh&>(ug);
+          Mesh mesh;
+          mesh.filename = m.filename;
+          mesh.scale = Vec3(m.scale.x, m.scale.y, m.scale.z);
+          try {
+            mesh.resolved = urdf::resolve_uri(m.filename, urdf_path, package_dirs);
+          } catch (const std::exception&) {
+            continue;  // not found: the collision shapes show the body
+          }
+          g = mesh;
+          break;
+        }
+      }
+      // A visual repeating one of its body's collision shapes: the page reuses that shape's geometry.
+      int repeated = -1, nth = 0;
+      for (const CollisionShape& c : model.collisions()) {
+        if (c.body != frame.body) continue;
+        if (repeated < 0 && same_geometry(c.geometry, g) && (c.placement.r() - placement.r()).norm() < 1e-9 &&
+            (c.placement.E() - placement.E()).norm() < 1e-9) {
+          repeated = nth;
+        }
+        ++nth;
+      }
+      ordered_json j;
+      if (repeated >= 0 && frame.body != 0) {
+        j = {{"name", name}, {"type", "collision"}, {"index", repeated}};
+      } else {
+        j = shape_json(name, g, placement);
+        if (j["type"] == "missing") continue;  // unreadable and no hull: nothing to draw
+      }
+      if (frame.body == 0) {
+        s.statics.push_back(j);
+      } else {
+        const auto it = page_of.find(frame.body);
+        if (it == page_of.end()) continue;
+        ordered_json& body = s.bodies[it->second];
+        if (!body.contains("visuals")) body["visuals"] = ordered_json::array();
+        body["visuals"].push_back(j);
+      }
+      ++added;
+    }
+  }
+  return added;
+}
+
 // The placements of the page's bodies at q: [x y z qx qy qz qw] each.
 void append_poses(const Data& data, const Scene& scene, ordered_json& out) {
   for (int b : scene.body_index) {
@@ -571,11 +705,15 @@ std::string write_contact_points(const World& world, const fs::path& dir) {
   return {};
 }
 
-PageOutcome write_view_page(const Model& model, const VectorX& q, const std::string& title, const fs::path& file) {
+PageOutcome write_view_page(const Model& model, const VectorX& q, const std::string& title, const fs::path& file,
+                            const std::string& urdf_path, const std::vector<std::string>& package_dirs) {
   PageOutcome out;
   if (q.size() != model.nq()) throw ArgumentError("a configuration of " + std::to_string(q.size()) +
                                                   " entries for a model with nq = " + std::to_string(model.nq()));
   Scene scene = build_scene(model, {}, {});
+  std::vector<std::string> dirs = package_roots(model);
+  dirs.insert(dirs.begin(), package_dirs.begin(), package_dirs.end());
+  add_visuals(scene, model, urdf_path, "", dirs);
   Data data(model);
   forward_kinematics(model, data, q);
   ordered_json pose = ordered_json::array();
@@ -651,7 +789,8 @@ PageOutcome write_view_page(const Model& model, const VectorX& q, const std::str
   return out;
 }
 
-PageOutcome write_replay_page(const World& world, const fs::path& dir, const ordered_json& summary) {
+PageOutcome write_replay_page(const World& world, const fs::path& dir, const ordered_json& summary,
+                              const std::vector<std::string>& package_dirs) {
   PageOutcome out;
   const Model& model = world.model();
   RunData run;
@@ -672,6 +811,11 @@ PageOutcome write_replay_page(const World& world, const fs::path& dir, const ord
   };
 
   Scene scene = build_scene(model, world.models(), world.environment());
+  {
+    std::vector<std::string> dirs = package_roots(model);
+    dirs.insert(dirs.begin(), package_dirs.begin(), package_dirs.end());
+    for (const WorldModel& m : world.models()) add_visuals(scene, model, m.source, m.name + "/", dirs);
+  }
   ContactLocator locate(world);
   const auto& contact_rows = run.contacts;
 

@@ -27,8 +27,12 @@ constexpr std::uintmax_t kReplayBudget = 5'000'000;
 /// trajectory.csv, contacts.csv and events.csv in `dir`; `summary` is the
 /// run's summary.json (status, message, time, duration). Never throws for a
 /// missing three.js or unreadable outputs: the outcome says why.
+/// The URDFs' <visual> shapes are added, their meshes resolved through
+/// `package_dirs`, then the packages the collision meshes resolved to, then as
+/// collision meshes are.
 PageOutcome write_replay_page(const World& world, const std::filesystem::path& dir,
-                              const nlohmann::ordered_json& summary);
+                              const nlohmann::ordered_json& summary,
+                              const std::vector<std::string>& package_dirs = {});
 
 /// Writes `dir`/contact_points.csv from the run's outputs in `dir`: each row of
 /// contacts.csv (joint limits left out) with the bodies, the contact point and
@@ -42,9 +46,12 @@ std::string write_contact_points(const World& world, const std::filesystem::path
 /// configuration q (nq entries), with a slider per 1-DoF joint. The page's
 /// bodies carry their joint (type, axis, Xtree placement, q index) so that it
 /// moves them by forward kinematics of its own as the sliders move; its one
-/// frame holds plume's placements at q. `title` names the model.
+/// frame holds plume's placements at q. `title` names the model. The URDF's
+/// <visual> shapes are added from `urdf_path` (meshes resolved through
+/// `package_dirs`, then as collision meshes are).
 PageOutcome write_view_page(const Model& model, const VectorX& q, const std::string& title,
-                            const std::filesystem::path& file);
+                            const std::filesystem::path& file, const std::string& urdf_path,
+                            const std::vector<std::string>& package_dirs);
 
 /// The directory holding three.min.js and OrbitControls.js ("" if none):
 /// $PLUME_THREE_DIR, then the directory found when plume was configured, then

@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -701,6 +702,71 @@ TEST(SimulateCli, ViewPageShowsTheModelWithASliderPerJoint) {
   EXPECT_NE(wrong.err.find("expected 7"), std::string::npos) << wrong.err;
   const CliRun zero = run("view " + kModels + "/ball.urdf --root free --q 0,0,0,0,0,0,0", tmp);
   EXPECT_NE(zero.err.find("quaternion"), std::string::npos) << zero.err;
+}
+
+// Visual shapes: a link drawn with a package:// mesh it does not collide with
+// (a box for contact). The page carries the mesh file's own triangles (the
+// count in the binary STL's header) at the visual's origin, found through
+// --package-dir; a visual equal to a collision shape reuses it.
+TEST(SimulateCli, PagesDrawTheUrdfVisualMeshes) {
+  TempDir tmp;
+  const fs::path pkg = tmp.path / "share" / "viz_pkg";
+  fs::create_directories(pkg / "meshes");
+  fs::create_directories(tmp.path / "robot");
+  const fs::path stl = fs::path(kModels) / "lynx_description" / "meshes" / "shank.stl";
+  fs::copy_file(stl, pkg / "meshes" / "shank.stl");
+  std::ofstream(pkg / "package.xml") << "<package><name>viz_pkg</name></package>\n";
+  const std::string urdf = tmp.write(
+      "robot/viz.urdf",
+      "<robot name=\"viz\">\n"
+      "  <link name=\"base\">\n"
+      "    <inertial><mass value=\"1\"/><inertia ixx=\"0.01\" iyy=\"0.01\" izz=\"0.01\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial>\n"
+      "    <visual><origin xyz=\"0 0 0.25\"/><geometry><mesh filename=\"package://viz_pkg/meshes/shank.stl\" scale=\"2 2 2\"/></geometry></visual>\n"
+      "    <visual><geometry><box size=\"0.2 0.1 0.05\"/></geometry></visual>\n"
+      "    <collision><geometry><box size=\"0.2 0.1 0.05\"/></geometry></collision>\n"
+      "  </link>\n"
+      "</robot>\n");
+  const fs::path page = tmp.path / "viz.html";
+  const CliRun r = run("view " + urdf + " --root free --package-dir " + (tmp.path / "share").string() + " --out " +
+                           page.string(), tmp);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const json d = replay_data(page);
+  ASSERT_TRUE(d.is_object());
+  ASSERT_EQ(d["bodies"].size(), 1u);
+  const json& body = d["bodies"][0];
+  ASSERT_EQ(body["shapes"].size(), 1u);
+  EXPECT_EQ(body["shapes"][0]["type"], "box");
+  ASSERT_EQ(body["visuals"].size(), 2u);
+  const json& mesh = body["visuals"][0];
+  EXPECT_EQ(mesh["type"], "mesh");
+  EXPECT_EQ(mesh["source"], "file");
+  EXPECT_EQ(mesh["filename"], "package://viz_pkg/meshes/shank.stl");
+  EXPECT_EQ(mesh["position"], json::array({0.0, 0.0, 0.25}));
+  // The binary STL's triangle count (uint32 after the 80-byte header), and its vertices scaled by 2.
+  const std::string bytes = read_text(stl);
+  ASSERT_GT(bytes.size(), 84u);
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + 80);
+  const std::size_t triangles = p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<std::size_t>(p[3]) << 24);
+  EXPECT_EQ(mesh["mesh"]["triangles"].size(), 3 * triangles);
+  double extent = 0.0, file_extent = 0.0;
+  for (const json& x : mesh["mesh"]["vertices"]) extent = std::max(extent, std::abs(x.get<double>()));
+  for (std::size_t t = 0; t < triangles; ++t) {
+    for (int k = 0; k < 9; ++k) {
+      float x;
+      std::memcpy(&x, bytes.data() + 84 + 50 * t + 12 + 4 * k, 4);
+      file_extent = std::max(file_extent, std::abs(static_cast<double>(x)));
+    }
+  }
+  EXPECT_NEAR(extent, 2.0 * file_extent, 1e-5);
+  EXPECT_EQ(body["visuals"][1]["type"], "collision");  // the box: the collision shape reused
+  EXPECT_EQ(body["visuals"][1]["index"], 0);
+
+  // Without the package directory the mesh is not found: the page still shows the body's box.
+  const CliRun lost = run("view " + urdf + " --root free --out " + (tmp.path / "lost.html").string(), tmp);
+  ASSERT_EQ(lost.status, 0) << lost.err;
+  const json l = replay_data(tmp.path / "lost.html");
+  ASSERT_EQ(l["bodies"][0]["visuals"].size(), 1u);
+  EXPECT_EQ(l["bodies"][0]["visuals"][0]["type"], "collision");
 }
 
 // The demo's page: under the size budget, and at rest the four feet stand on

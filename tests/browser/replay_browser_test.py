@@ -241,6 +241,8 @@ def case_view(plume, models, browser, work):
     import random
     rng = random.Random(19)
     size = f"#size={WIDTH - 320}x{HEIGHT}"  # the 3-D view; the joint sliders take the 320 px beside it
+    # The collision shapes (the rod's visual is a 1 cm thin cylinder; lynx below is seen both ways).
+    shapes = "&collision"
     # (name, urdf, root, configuration maker given nq): nonzero joint angles, a tilted base.
     def angles(n, lo=-1.0, hi=1.0):
         return [round(rng.uniform(lo, hi), 6) for _ in range(n)]
@@ -273,9 +275,10 @@ def case_view(plume, models, browser, work):
         check(len(d0["sliders"]) == one_dof, f"{name}: a slider per 1-DoF joint ({len(d0['sliders'])})")
         # The neutral page opened at the posed page's q (as the sliders would set it): the page's
         # forward kinematics must put every body where plume's (in the posed page) does.
-        jobs.append((name, "file://" + neutral + size + "&q=" + ",".join(map(repr, d1["q"])), d1["poses"][0], "shot"))
-        jobs.append((name + "_own", "file://" + posed + size, d1["poses"][0], "dom"))
-        jobs.append((name + "_neutral", "file://" + neutral + size, d0["poses"][0], "shot"))
+        jobs.append((name, "file://" + neutral + size + shapes + "&q=" + ",".join(map(repr, d1["q"])), d1["poses"][0],
+                     "shot"))
+        jobs.append((name + "_own", "file://" + posed + size + shapes, d1["poses"][0], "dom"))
+        jobs.append((name + "_neutral", "file://" + neutral + size + shapes, d0["poses"][0], "shot"))
     # The mesh robot: package:// meshes found through --package-dir.
     lynx = os.path.join(work, "lynx.html")
     r = run_plume(plume, ["view", os.path.join(models, "lynx_description", "urdf", "lynx.urdf"), "--root", "free",
@@ -287,6 +290,11 @@ def case_view(plume, models, browser, work):
         check(len(sources) >= 12 and all(s == "file" for s in sources),
               f"lynx: every mesh drawn from its file ({len(sources)} meshes: {sorted(set(map(str, sources)))})")
         jobs.append(("lynx", "file://" + lynx + size, d["poses"][0], "shot"))
+        # Its hips have visual cylinders and no collision shape: drawn with the visuals, gone with #collision.
+        hips = [b for b in d["bodies"] if b["name"].endswith("_hip")]
+        check(len(hips) == 4 and all(not b["shapes"] and b.get("visuals") for b in hips),
+              "lynx: the hips carry visual shapes only")
+        jobs.append(("lynx_collision", "file://" + lynx + size + "&collision", d["poses"][0], "shot"))
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
         futures = {name: (pool.submit(chromium, browser, work, url, name, "screenshot" if mode == "shot" else "dom"),
@@ -313,6 +321,12 @@ def case_view(plume, models, browser, work):
             inside = int(mask[y0:y1, x0:x1].sum())
             check(total > 500, f"{name}: the robot is drawn ({total} robot-coloured pixels)")
             check(inside >= 0.97 * total, f"{name}: {inside} of them inside the projected bounding box {box}")
+    if "lynx" in results and "lynx_collision" in results:
+        shapes = {k: body_attributes(results[k][0][0]).get("shapes") for k in ("lynx", "lynx_collision")}
+        check(shapes == {"lynx": "visual", "lynx_collision": "collision"}, f"lynx: visual and collision shapes ({shapes})")
+        vis = int(robot_pixels(load_png(os.path.join(work, "lynx.png"))[:, :WIDTH - 320]).sum())
+        col = int(robot_pixels(load_png(os.path.join(work, "lynx_collision.png"))[:, :WIDTH - 320]).sum())
+        check(vis > col + 200, f"lynx: the visual hips add to the robot drawn ({vis} pixels, {col} with collision shapes)")
     for name, _, _, _ in cases:
         if name in results and name + "_neutral" in results:
             a = robot_pixels(load_png(os.path.join(work, name + ".png"))[:, :WIDTH - 320])
