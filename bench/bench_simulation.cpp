@@ -23,10 +23,13 @@ using namespace plume;
 
 namespace {
 
-void BM_SimulateWorld(benchmark::State& state, const std::string& file, double duration) {
+// event_time_tolerance > 0 overrides the world's (and the default's).
+void BM_SimulateWorld(benchmark::State& state, const std::string& file, double duration,
+                      double event_time_tolerance = 0.0) {
   const Scenario scenario = load_world(std::string(PLUME_MODELS_DIR) + "/worlds/" + file);
   SimulationOptions options = scenario.options;
   options.duration = duration;
+  if (event_time_tolerance > 0.0) options.event_time_tolerance = event_time_tolerance;
   double simulated = 0.0, wall = 0.0, max_penetration = 0.0;
   long steps = 0, events = 0, rhs = 0, lcp = 0, runs = 0;
   for (auto _ : state) {
@@ -73,6 +76,15 @@ BENCHMARK_CAPTURE(BM_SimulateWorld, quadruped_standing_10s, "quadruped_standing.
 // The bouncing ball (e = 0.8) over its world's 5 s: the bounces accumulate
 // at t ≈ 4.06 s and the ball comes to rest (zeno_rest).
 BENCHMARK_CAPTURE(BM_SimulateWorld, bouncing_ball_5s, "bouncing_ball.xml", 5.0)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+// The same two runs with events located to 1e-10 s only (the default before
+// events were located to machine precision): what the precision costs.
+BENCHMARK_CAPTURE(BM_SimulateWorld, quadruped_standing_10s_events_1e-10, "quadruped_standing.xml", 10.0, 1e-10)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
+BENCHMARK_CAPTURE(BM_SimulateWorld, bouncing_ball_5s_events_1e-10, "bouncing_ball.xml", 5.0, 1e-10)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 

@@ -636,7 +636,7 @@ SimulationResult CompliantScheme::run_until(double until, Recorder* recorder) {
       }
       const double t_next = std::min({t_event, next_sample_, until});
       if (t_next < t1) {
-        if (t_next <= t0 + opt_.event_time_tolerance) {
+        if (t_next <= t0 + event_time_resolution(opt_.event_time_tolerance, t0)) {
           if (++stalled_cuts_ > 1000) {
             fail(result, SimulationStatus::EventLimit,
                  "contact switches keep recurring at t = " + fmt(t0) + " without time advancing" + contact_summary());

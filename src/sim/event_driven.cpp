@@ -226,7 +226,7 @@ bool EventDrivenCore::register_event(SimulationResult& result) {
   if (stats.events >= opt.max_events) {
     return fail(result, SimulationStatus::EventLimit, "more than max_events = " + std::to_string(opt.max_events) + " events by t = " + fmt(t) + contact_summary());
   }
-  if (t - last_event_time < opt.event_time_tolerance) {
+  if (t - last_event_time < event_time_resolution(opt.event_time_tolerance, t)) {
     if (++events_at_same_time > 1000) {
       if (!current.empty()) fallback_reason = "events recurring at one instant (chattering contacts)" + contact_summary();
       return fail(result, SimulationStatus::EventLimit,

@@ -156,7 +156,8 @@ EventDrivenCore::StepEvent EventDrivenCore::earliest_event(double t0, double t1,
       fa -= base;
       fb -= base;
       bool open = false;
-      for (double delta = 0.5 * (t1 - t0); delta > opt.event_time_tolerance; delta *= 0.5) {
+      const double resolution = event_time_resolution(opt.event_time_tolerance, t1);
+      for (double delta = 0.5 * (t1 - t0); delta > resolution; delta *= 0.5) {
         const double fs = witness_at(i, t0 + delta);
         if (fs > 0.0) {
           a = t0 + delta;
@@ -216,8 +217,10 @@ EventDrivenCore::StepEvent EventDrivenCore::earliest_event(double t0, double t1,
     if (!tr.active || tr.contact.kind != ContactKind::Shapes) continue;
     if (std::find(detected_ids.begin(), detected_ids.end(), tr.contact.id) != detected_ids.end()) continue;
     double a = t0, b = t1;
-    while (b - a > opt.event_time_tolerance) {
+    const double resolution = event_time_resolution(opt.event_time_tolerance, t1);
+    while (b - a > resolution) {
       const double c = 0.5 * (a + b);
+      if (!(c > a && c < b)) break;
       (detected_at(c, tr.contact.id) ? a : b) = c;
     }
     take_event(b, -1);

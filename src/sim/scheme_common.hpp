@@ -4,8 +4,10 @@
 // parameters, the zero-order-hold controller sample, the crossing locator
 // and small formatting helpers.
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -48,19 +50,49 @@ std::string fmt(double x);
 /// Largest |‖quaternion‖ − 1| over the free-flyers of `model`.
 double quaternion_error(const Model& model, const VectorX& q);
 
-/// Illinois (modified regula falsi) on [a, b] with f(a) = fa > 0 ≥ f(b) = fb,
-/// until the bracket is at most `tolerance` wide (200 iterations at most);
-/// returns the earliest time known to be at or past the crossing. Every
-/// scheme locates its events on the dense output with it. With
+/// How finely an event time near `t` can be located: `tolerance`, but never
+/// below kEventUlps units in the last place of t (no double lies closer to
+/// the crossing), so that long runs do not ask for more than exists.
+inline constexpr double kEventUlps = 4.0;
+inline double event_time_resolution(double tolerance, double t) {
+  return std::max(tolerance, kEventUlps * std::numeric_limits<double>::epsilon() * std::abs(t));
+}
+
+/// The earliest time known to be at or past the crossing of f in [a, b],
+/// with f(a) = fa > 0 ≥ f(b) = fb, located to within
+/// event_time_resolution(tolerance, b). Every scheme locates its events on
+/// the dense output with it.
+///
+/// Illinois (modified regula falsi) steps, kept bracketed. Two safeguards
+/// make it terminate on every witness: a step that would land within half
+/// the resolution of an end is moved to half the resolution inside it (so
+/// a root approached from one side closes the bracket, as in Brent's
+/// method), and when three steps have not halved the bracket (a flat or
+/// kinked witness) the fourth bisects. So every four steps at least
+/// halve the bracket, and since the resolution is at least 2 ulps of the
+/// bracket's width, at most 4·(log₂(width/resolution) + 2) ≤ 212
+/// evaluations are ever made. With
 /// `value_tolerance` ≥ 0 it also stops at the first point where
 /// |f| ≤ value_tolerance (a gap already within the touch band).
 template <class F>
 double locate_crossing(F&& f, double a, double fa, double b, double fb, double tolerance,
                        double value_tolerance = -1.0) {
+  const double resolution = event_time_resolution(tolerance, std::max(std::abs(a), std::abs(b)));
+  const double half = 0.5 * resolution;
   int side = 0;
-  for (int it = 0; it < 200 && b - a > tolerance; ++it) {
-    double c = (a * fb - b * fa) / (fb - fa);
-    if (!(c > a && c < b)) c = 0.5 * (a + b);
+  double reference = b - a;  // the bracket's width when it last halved
+  int stalled = 0;           // steps since then
+  const int max_iterations = 4 * (std::max(0, std::ilogb((b - a) / resolution)) + 2);
+  for (int it = 1; it <= max_iterations && b - a > resolution; ++it) {
+    double c = a + fa * ((b - a) / (fa - fb));
+    if (!(c > a && c < b) || stalled >= 3) {
+      c = 0.5 * (a + b);
+    } else if (c - a < half) {
+      c = a + half;
+    } else if (b - c < half) {
+      c = b - half;
+    }
+    if (!(c > a && c < b)) break;  // no double strictly inside
     const double fc = f(c);
     if (std::abs(fc) <= value_tolerance) return c;
     if (fc > 0.0) {
@@ -73,6 +105,12 @@ double locate_crossing(F&& f, double a, double fa, double b, double fb, double t
       fb = fc;
       if (side == +1) fa *= 0.5;
       side = +1;
+    }
+    if (b - a <= 0.5 * reference) {
+      reference = b - a;
+      stalled = 0;
+    } else {
+      ++stalled;
     }
   }
   return b;

@@ -20,7 +20,9 @@
 ///
 /// A crossing is isolated on the stepper's dense output (calc_state on
 /// [previous_time, current_time], never re-integration) by the Illinois
-/// method to SimulationOptions::event_time_tolerance; where a witness is
+/// method, safeguarded by bisection so that it always terminates, to
+/// SimulationOptions::event_time_tolerance or 4 ulps of t, whichever is
+/// coarser (by default machine precision); where a witness is
 /// close to zero inside a step the simulator samples it at interior points,
 /// so that two crossings in one step are not missed. At the earliest event
 /// the state is interpolated, the event handled (impulse LCP for impacts,
@@ -75,7 +77,10 @@ struct SimulationOptions {
   double initial_step = 1e-4;     ///< [s]
   double min_step = 1e-12;        ///< below this the run fails with StepUnderflow [s]
   double max_step = 1e-2;         ///< [s]
-  double event_time_tolerance = 1e-10;  ///< events are located to this [s]
+  /// Events are located to within this or 4 ulps of t, whichever is
+  /// coarser. The default is machine precision: 1e-15 s up to t = 1.13 s,
+  /// 4 ulps of t after [s].
+  double event_time_tolerance = 1e-15;
   double contact_tolerance = 1e-9;      ///< |φ| below which two surfaces touch [m]
   double velocity_tolerance = 1e-7;     ///< |ζ| below which a touching contact rests [m/s]
   double zeno_speed = 1e-3;             ///< impacts slower than this are plastic [m/s]
