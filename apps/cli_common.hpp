@@ -99,6 +99,8 @@ int run_replay(const ReplayArgs& args);
 struct ViewArgs {
   std::string model;
   LoadArgs load;
+  std::string srdf;   ///< an SRDF whose <group_state> sets the joints it names
+  std::string state;  ///< that group_state's name ("" the first)
   std::string q;    ///< the configuration shown, nq comma-separated numbers (default: neutral)
   std::string out;  ///< the page (….html), or a directory for DIR/view.html (default: ./view.html)
 };

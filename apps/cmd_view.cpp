@@ -1,11 +1,15 @@
-// plume view MODEL.urdf [--root …] [--package-dir DIR]… [--inertia …] [--q Q] [--out PATH]
+// plume view MODEL.urdf [--root …] [--package-dir DIR]… [--inertia …] [--srdf FILE [--state NAME]] [--q Q]
+//            [--out PATH]
 //
 // The quick "did my URDF load right" check: one self-contained page (replay.cpp,
 // mode "view") showing the model's collision shapes, meshes and kinematic tree
-// at the neutral configuration (or --q), with a slider per 1-DoF joint.
+// at the neutral configuration (or an SRDF <group_state>, or --q), with a slider per 1-DoF joint.
 #include <filesystem>
+#include <cmath>
 #include <iomanip>
 #include <iostream>
+
+#include <tinyxml2.h>
 
 #include "cli_common.hpp"
 #include "plume/configuration.hpp"
@@ -31,9 +35,56 @@ fs::path view_output_path(const std::string& out) {
   return p;
 }
 
+// Sets the joints an SRDF <group_state> names (1-DoF joints: <joint name value/>);
+// the others keep their value. Returns the state's name. `state` "" takes the first.
+std::string apply_srdf_state(const Model& model, const std::string& srdf, const std::string& state, VectorX& q) {
+  tinyxml2::XMLDocument doc;
+  if (doc.LoadFile(srdf.c_str()) != tinyxml2::XML_SUCCESS) {
+    throw ArgumentError("--srdf " + srdf + ": " + (doc.ErrorStr() ? std::string(doc.ErrorStr()) : "cannot read it"));
+  }
+  const tinyxml2::XMLElement* robot = doc.FirstChildElement("robot");
+  std::vector<std::string> names;
+  const tinyxml2::XMLElement* chosen = nullptr;
+  for (const tinyxml2::XMLElement* g = robot ? robot->FirstChildElement("group_state") : nullptr; g;
+       g = g->NextSiblingElement("group_state")) {
+    const char* n = g->Attribute("name");
+    names.push_back(n ? n : "");
+    if (!chosen && (state.empty() || state == names.back())) chosen = g;
+  }
+  if (!chosen) {
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw ArgumentError("--srdf " + srdf + (state.empty() ? std::string(" has no <group_state>")
+                                                         : " has no <group_state> named '" + state + "'") +
+                        (list.empty() ? "" : " (it has: " + list + ")"));
+  }
+  for (const tinyxml2::XMLElement* j = chosen->FirstChildElement("joint"); j; j = j->NextSiblingElement("joint")) {
+    const char* name = j->Attribute("name");
+    double value = 0.0;
+    if (!name || j->QueryDoubleAttribute("value", &value) != tinyxml2::XML_SUCCESS || !std::isfinite(value)) {
+      throw ArgumentError("--srdf " + srdf + ":" + std::to_string(j->GetLineNum()) +
+                          ": a <joint> of group_state '" + std::string(chosen->Attribute("name") ? chosen->Attribute("name") : "") + "' needs a name and a finite value");
+    }
+    const int b = model.joint_index(name);
+    if (b < 0) {
+      throw ArgumentError("--srdf " + srdf + ":" + std::to_string(j->GetLineNum()) + ": joint '" + name +
+                          "' is not a moving joint of '" + model.name() + "'");
+    }
+    const Joint& joint = model.joint(b);
+    if (joint.nq != 1) {
+      throw ArgumentError("--srdf " + srdf + ":" + std::to_string(j->GetLineNum()) + ": joint '" + name +
+                          "' has " + std::to_string(joint.nq) + " coordinates; one value sets 1-DoF joints only");
+    }
+    q(joint.q_index) = value;
+  }
+  return chosen->Attribute("name") ? chosen->Attribute("name") : "";
+}
+
 int run_view(const ViewArgs& args) {
   const Model model = load_model(args.model, args.load);
   VectorX q = neutral_configuration(model);
+  std::string state;
+  if (!args.srdf.empty()) state = apply_srdf_state(model, args.srdf, args.state, q);
   if (!args.q.empty()) {
     q = parse_vector(args.q, "--q", model.nq(), "nq of '" + model.name() + "' with a " + args.load.root + " root");
     for (int b = 1; b < model.nbodies(); ++b) {
@@ -50,7 +101,7 @@ int run_view(const ViewArgs& args) {
   if (!page.written) throw Error("view page not written: " + page.message);
   int sliders = 0;
   for (int b = 1; b < model.nbodies(); ++b) sliders += model.joint(b).nq == 1;
-  std::cout << file.string() << ": " << model.name() << ", " << model.nbodies() - 1 << " bodies, " << sliders
+  std::cout << file.string() << ": " << model.name() << (state.empty() ? "" : " in state '" + state + "'") << ", " << model.nbodies() - 1 << " bodies, " << sliders
             << " joint sliders, " << std::fixed << std::setprecision(2) << static_cast<double>(page.bytes) / 1e6
             << " MB (open it in a browser)\n";
   return 0;

@@ -85,6 +85,8 @@ int main(int argc, char** argv) {
   view_cmd->add_option("--root", view.load.root, "Root joint: fixed, free or planar")
       ->check(CLI::IsMember(roots))
       ->default_str("fixed");
+  view_cmd->add_option("--srdf", view.srdf, "SRDF file: start from its <group_state> (the first, or --state)");
+  view_cmd->add_option("--state", view.state, "Name of the SRDF <group_state> to show")->needs("--srdf");
   view_cmd->add_option("--q", view.q, "Configuration shown, nq comma-separated numbers (default: neutral)");
   view_cmd->add_option("--out", view.out, "The page (FILE.html) or a directory for DIR/view.html")
       ->default_str("view.html");

@@ -704,6 +704,52 @@ TEST(SimulateCli, ViewPageShowsTheModelWithASliderPerJoint) {
   EXPECT_NE(zero.err.find("quaternion"), std::string::npos) << zero.err;
 }
 
+// plume view --srdf: the page opens at an SRDF <group_state>; each joint it
+// names at the value written there, in the q entry `plume info --json` gives
+// that joint; the others neutral. An unknown state lists those there are.
+TEST(SimulateCli, ViewStartsFromAnSrdfGroupState) {
+  TempDir tmp;
+  const std::string dir = kModels + "/lynx_description";
+  const std::string srdf = tmp.write("lynx.srdf",
+                                     "<robot name=\"lynx\">\n"
+                                     "  <group_state name=\"first\" group=\"legs\"><joint name=\"LF_KFE\" value=\"-1\"/></group_state>\n"
+                                     "  <group_state name=\"kneel\" group=\"legs\">\n"
+                                     "    <joint name=\"LF_KFE\" value=\"-2.25\"/><joint name=\"RH_HFE\" value=\"0.5\"/>\n"
+                                     "  </group_state>\n"
+                                     "</robot>\n");
+  const fs::path page = tmp.path / "lynx.html";
+  const std::string view = "view " + dir + "/urdf/lynx.urdf --root free --out " + page.string() + " --srdf " + srdf;
+  const CliRun r = run(view + " --state kneel", tmp);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("state 'kneel'"), std::string::npos) << r.out;
+  const CliRun info = run("info " + dir + "/urdf/lynx.urdf --root free --json", tmp);
+  ASSERT_EQ(info.status, 0) << info.err;
+  std::map<std::string, int> q_index;
+  const json lynx = json::parse(info.out);
+  for (const json& j : lynx["joints"]) q_index[j["name"].get<std::string>()] = j["q_index"].get<int>();
+  const json d = replay_data(page);
+  ASSERT_TRUE(d.is_object());
+  for (const auto& [name, k] : q_index) {
+    if (name == "root_joint") continue;
+    const double expected = name == "LF_KFE" ? -2.25 : name == "RH_HFE" ? 0.5 : 0.0;
+    EXPECT_EQ(d["q"][static_cast<std::size_t>(k)].get<double>(), expected) << name;
+  }
+  ASSERT_EQ(q_index.size(), 13u);  // the root and 12 leg joints
+  EXPECT_EQ(d["q"][6], 1.0);       // the base's quaternion w: neutral
+  // Without --state: the first group_state.
+  ASSERT_EQ(run(view, tmp).status, 0);
+  EXPECT_EQ(replay_data(page)["q"][static_cast<std::size_t>(q_index.at("LF_KFE"))], -1.0);
+  // An unknown state or joint: one line naming it and what there is.
+  const CliRun bad = run(view + " --state crouch", tmp);
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("'crouch'"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("first, kneel"), std::string::npos) << bad.err;
+  const std::string wrong = tmp.write("wrong.srdf", "<robot><group_state name=\"s\"><joint name=\"elbow\" value=\"1\"/></group_state></robot>");
+  const CliRun unknown = run("view " + dir + "/urdf/lynx.urdf --out " + page.string() + " --srdf " + wrong, tmp);
+  EXPECT_EQ(unknown.status, 1);
+  EXPECT_NE(unknown.err.find("'elbow'"), std::string::npos) << unknown.err;
+}
+
 // Visual shapes: a link drawn with a package:// mesh it does not collide with
 // (a box for contact). The page carries the mesh file's own triangles (the
 // count in the binary STL's header) at the visual's origin, found through
