@@ -64,6 +64,7 @@ struct DynamicsArgs {
   std::string model;
   LoadArgs load;
   std::string q, v, tau, ddq;
+  bool derivatives = false;  ///< --derivatives: analytic RNEA / ABA derivatives
   bool json = false;
 };
 int run_dynamics(const DynamicsArgs& args);

@@ -1,10 +1,11 @@
-// plume dynamics MODEL.urdf [--root …] --q … [--v …] [--tau … | --ddq …] [--json]
+// plume dynamics MODEL.urdf [--root …] --q … [--v …] [--tau … | --ddq …] [--derivatives] [--json]
 #include <iomanip>
 #include <iostream>
 
 #include "cli_common.hpp"
 #include "plume/algorithms/aba.hpp"
 #include "plume/algorithms/crba.hpp"
+#include "plume/algorithms/derivatives.hpp"
 #include "plume/algorithms/rnea.hpp"
 #include "plume/configuration.hpp"
 #include "plume/error.hpp"
@@ -46,12 +47,23 @@ int run_dynamics(const DynamicsArgs& args) {
     check_vector(tau, m.nv(), "--tau");
     ddq = aba(m, d, q, v, tau);
     out["ddq"] = to_json(ddq);
+    if (args.derivatives) {
+      aba_derivatives(m, d, q, v, tau);
+      out["dddq_dq"] = to_json(d.ddq_dq);
+      out["dddq_dv"] = to_json(d.ddq_dv);
+      out["dddq_dtau"] = to_json(d.Minv);
+    }
   }
   if (!args.ddq.empty()) {
     ddq = parse_vector(args.ddq, "--ddq", m.nv(), nv_what);
     check_vector(ddq, m.nv(), "--ddq");
     tau = rnea(m, d, q, v, ddq);
     out["tau"] = to_json(tau);
+    if (args.derivatives) {
+      rnea_derivatives(m, d, q, v, ddq);
+      out["dtau_dq"] = to_json(d.dtau_dq);
+      out["dtau_dv"] = to_json(d.dtau_dv);
+    }
   }
   if (args.json) {
     std::cout << out.dump(2) << "\n";
@@ -63,6 +75,18 @@ int run_dynamics(const DynamicsArgs& args) {
   print_vector("C, bias forces (Coriolis, centrifugal, gravity)", C);
   if (!args.tau.empty()) print_vector("ddq, forward dynamics (ABA) for --tau", ddq);
   if (!args.ddq.empty()) print_vector("tau, inverse dynamics (RNEA) for --ddq", tau);
+  if (args.derivatives) {
+    std::cout << "derivatives: d/dq along the velocity coordinates (a free-flyer's body twist [dw; dv])\n";
+    if (!args.ddq.empty()) {
+      print_matrix("dtau_dq", d.dtau_dq);
+      print_matrix("dtau_dv", d.dtau_dv);
+    }
+    if (!args.tau.empty()) {
+      print_matrix("dddq_dq", d.ddq_dq);
+      print_matrix("dddq_dv", d.ddq_dv);
+      print_matrix("dddq_dtau = H^-1", d.Minv);
+    }
+  }
   return 0;
 }
 

@@ -47,7 +47,12 @@ int main(int argc, char** argv) {
   auto* ddq_opt = dyn_cmd->add_option("--ddq", dyn.ddq, "Joint accelerations, nv numbers: also print τ = ID(q, q̇, q̈)");
   tau_opt->excludes(ddq_opt);
   add_load_options(dyn_cmd, dyn.load.inertia, dyn.load.package_dirs);
-  dyn_cmd->add_flag("--json", dyn.json, "Print one JSON object with keys H, C, ddq, tau");
+  dyn_cmd->add_flag("--derivatives", dyn.derivatives,
+                    "Also print the analytic derivatives (∂/∂q along the velocity coordinates, a free-flyer's body "
+                    "twist): with --ddq dtau_dq, dtau_dv; with --tau dddq_dq, dddq_dv, dddq_dtau (nv x nv)");
+  dyn_cmd->add_flag("--json", dyn.json,
+                    "Print one JSON object with keys H, C, ddq, tau (and dtau_dq, dtau_dv, dddq_dq, dddq_dv, dddq_dtau "
+                    "with --derivatives, each a list of nv rows)");
 
   BenchArgs bench;
   CLI::App* bench_cmd = app.add_subcommand("bench", "Time each dynamics algorithm on this model (mean ns per call)");

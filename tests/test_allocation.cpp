@@ -12,6 +12,7 @@
 #include "plume/algorithms/aba.hpp"
 #include "plume/algorithms/cholesky.hpp"
 #include "plume/algorithms/crba.hpp"
+#include "plume/algorithms/derivatives.hpp"
 #include "plume/algorithms/jacobians.hpp"
 #include "plume/algorithms/rnea.hpp"
 #include "test_utils.hpp"
@@ -89,6 +90,8 @@ TEST(Allocation, NoneInTheDynamicsAlgorithms) {
       point_jacobian(m, d, body, Vec3::Zero(), ReferenceFrame::LocalWorldAligned, Jp);
       frame_velocity_product(m, d, frame, ReferenceFrame::LocalWorldAligned);
       configuration_derivative(m, q, v, qdot);
+      rnea_derivatives(m, d, q, v, a);
+      aba_derivatives(m, d, q, v, a);
       // Unchecked fast paths.
       unchecked::rnea(m, d, q, v, a);
       unchecked::bias_forces(m, d, q, v);
@@ -97,6 +100,8 @@ TEST(Allocation, NoneInTheDynamicsAlgorithms) {
       unchecked::aba(m, d, q, v, a);
       unchecked::ltdl(m, d);
       unchecked::frame_jacobian(m, d, q, frame);
+      unchecked::rnea_derivatives(m, d, q, v, a);
+      unchecked::aba_derivatives(m, d, q, v, a);
     });
     EXPECT_EQ(n, 0);
   }

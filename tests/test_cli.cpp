@@ -119,6 +119,65 @@ TEST(Cli, DynamicsMatchesTheLibrary) {
   EXPECT_TRUE(vec(json::parse(r2.out)["tau"]).isApprox(rnea(m, d, q, v, tau), 1e-14));
 }
 
+// --derivatives: nv x nv nested lists (row-major) agreeing with central
+// differences of the library's rnea / aba through integrate() (4th order, h = 2e-4).
+TEST(Cli, DynamicsDerivativesMatchFiniteDifferences) {
+  const Model m = test::load_model("quadruped.urdf", urdf::RootJoint::FreeFlyer);
+  Data d(m);
+  const int nv = m.nv();
+  const VectorX q = random_configuration(m, 4);
+  const VectorX v = VectorX::LinSpaced(nv, -1, 1);
+  const VectorX x = VectorX::LinSpaced(nv, 2, -2);
+  const std::string state = " --root free --q " + csv(q) + " --v " + csv(v);
+  const double h = 2e-4;
+  auto stencil = [&](auto&& f) { return VectorX((f(-2 * h) - 8 * f(-h) + 8 * f(h) - f(2 * h)) / (12 * h)); };
+  // d/dq (tangent), d/dv, d/dx of g(q, v, x).
+  auto jacobians = [&](auto&& g) {
+    std::array<MatrixX, 3> D{MatrixX(nv, nv), MatrixX(nv, nv), MatrixX(nv, nv)};
+    for (int k = 0; k < nv; ++k) {
+      const VectorX e = VectorX::Unit(nv, k);
+      D[0].col(k) = stencil([&](double t) { return VectorX(g(integrate(m, q, e, t), v, x)); });
+      D[1].col(k) = stencil([&](double t) { return VectorX(g(q, VectorX(v + t * e), x)); });
+      D[2].col(k) = stencil([&](double t) { return VectorX(g(q, v, VectorX(x + t * e))); });
+    }
+    return D;
+  };
+  auto matrix = [&](const json& j) {
+    EXPECT_EQ(j.size(), static_cast<std::size_t>(nv));
+    MatrixX M(nv, nv);
+    for (int r = 0; r < nv; ++r) {
+      EXPECT_EQ(j[r].size(), static_cast<std::size_t>(nv));
+      M.row(r) = vec(j[r]).transpose();
+    }
+    return M;
+  };
+  auto close = [](const MatrixX& A, const MatrixX& B) {
+    return (A - B).cwiseAbs().maxCoeff() <= 1e-6 * std::max(1.0, B.cwiseAbs().maxCoeff());
+  };
+  const CliRun r = run("dynamics " + model("quadruped.urdf") + state + " --ddq " + csv(x) + " --derivatives --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const json j = json::parse(r.out);
+  const auto Dt = jacobians([&](const VectorX& qq, const VectorX& vv, const VectorX& aa) { return rnea(m, d, qq, vv, aa); });
+  EXPECT_TRUE(close(matrix(j["dtau_dq"]), Dt[0]));
+  EXPECT_TRUE(close(matrix(j["dtau_dv"]), Dt[1]));
+  for (const char* key : {"dddq_dq", "dddq_dv", "dddq_dtau"}) EXPECT_FALSE(j.contains(key)) << key;
+  const CliRun r2 = run("dynamics " + model("quadruped.urdf") + state + " --tau " + csv(x) + " --derivatives --json");
+  ASSERT_EQ(r2.status, 0) << r2.out;
+  const json j2 = json::parse(r2.out);
+  const auto Da = jacobians([&](const VectorX& qq, const VectorX& vv, const VectorX& tt) { return aba(m, d, qq, vv, tt); });
+  EXPECT_TRUE(close(matrix(j2["dddq_dq"]), Da[0]));
+  EXPECT_TRUE(close(matrix(j2["dddq_dv"]), Da[1]));
+  EXPECT_TRUE(close(matrix(j2["dddq_dtau"]), Da[2]));
+  for (const char* key : {"dtau_dq", "dtau_dv"}) EXPECT_FALSE(j2.contains(key)) << key;
+  // Without --derivatives, none of the keys.
+  const json j3 = json::parse(run("dynamics " + model("quadruped.urdf") + state + " --tau " + csv(x) + " --json").out);
+  for (const char* key : {"dtau_dq", "dtau_dv", "dddq_dq", "dddq_dv", "dddq_dtau"}) EXPECT_FALSE(j3.contains(key)) << key;
+  // Text output names them.
+  const CliRun text = run("dynamics " + model("quadruped.urdf") + state + " --tau " + csv(x) + " --derivatives");
+  ASSERT_EQ(text.status, 0) << text.out;
+  EXPECT_NE(text.out.find("dddq_dtau"), std::string::npos) << text.out;
+}
+
 TEST(Cli, DynamicsRejectsBadVectors) {
   const CliRun len = run("dynamics " + model("quadruped.urdf") + " --root free --q 0,0,0 --json");
   EXPECT_NE(len.status, 0);

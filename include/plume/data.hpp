@@ -67,6 +67,20 @@ class Data {
   VectorX u;               ///< [nv] τ − Sᵀ pA
   VectorX ddq;             ///< [nv] joint accelerations from aba()
 
+  // ---- derivatives: rnea_derivatives(), aba_derivatives() (derivatives.hpp) ----------
+  // ∂/∂q in the tangent space (nv columns; a free-flyer's body twist).
+  MatrixX dtau_dq;  ///< [nv×nv] ∂τ/∂q of rnea at (q, q̇, q̈) (∂τ/∂q̈ is H)
+  MatrixX dtau_dv;  ///< [nv×nv] ∂τ/∂q̇
+  MatrixX ddq_dq;   ///< [nv×nv] ∂q̈/∂q of aba at (q, q̇, τ)
+  MatrixX ddq_dv;   ///< [nv×nv] ∂q̈/∂q̇
+  MatrixX Minv;     ///< [nv×nv] ∂q̈/∂τ = H⁻¹
+  Matrix6X dVdq;    ///< [6×nv] workspace: ν × s per dof (ν the velocity the joint rides on)
+  Matrix6X dAdq;    ///< [6×nv] workspace: α × s + ν × (ν × s) per dof
+  Matrix6X dAdv;    ///< [6×nv] workspace: ∂ of the velocity-product terms per dof
+  std::vector<Mat6> oYc;  ///< [nbodies] composite 6×6 inertia of each subtree, world axes
+  std::vector<Mat6> oBc;  ///< [nbodies] composite ∂(I a + v ×* I v)/∂v-type term of each subtree
+  std::vector<Force> oFc; ///< [nbodies] net force transmitted by each joint, world axes
+
   // ---- sparse factorisation H = Lᵀ D L: ltdl() (RBDA §6.5) ----------------------
   RowMatrixX LD;  ///< [nv×nv] L strictly below the diagonal (branch-induced pattern), D on it
   VectorX ltdl_tmp;  ///< [nv] workspace of the solves

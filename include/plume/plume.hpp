@@ -29,6 +29,7 @@
 #include "plume/algorithms/cholesky.hpp"
 #include "plume/algorithms/jacobians.hpp"
 #include "plume/algorithms/energy.hpp"
+#include "plume/algorithms/derivatives.hpp"
 
 #include "plume/contact/shapes.hpp"
 #include "plume/contact/environment.hpp"

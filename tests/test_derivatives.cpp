@@ -1,0 +1,167 @@
+// Analytic RNEA / ABA derivatives against independent facts: central finite
+// differences through integrate() (the tangent-space convention), CRBA's H
+// and its inverse, and a free body's gravity wrench in closed form.
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+#include <cstdio>
+
+#include "plume/algorithms/aba.hpp"
+#include "plume/algorithms/crba.hpp"
+#include "plume/algorithms/derivatives.hpp"
+#include "plume/algorithms/rnea.hpp"
+#include "test_utils.hpp"
+
+using namespace plume;
+using namespace plume::test;
+
+namespace {
+
+// Fourth-order central differences of f (nv values) along each velocity
+// coordinate, [f(−2h) − 8 f(−h) + 8 f(h) − f(2h)] / 12h: q moves through
+// integrate() (the tangent convention; a free-flyer along a one-parameter
+// subgroup, so the 2h point is the h point moved twice), x ∈ {v, τ} moves
+// additively. With h = 2e-4 the truncation is O(h⁴) ~ 1e-15 and the rounding
+// ~ 1e-16/h ~ 1e-12 relative: plain second-order differences (error ~ 1e-6
+// on the humanoid's q̈) could not check 1e-6.
+constexpr double kStep = 2e-4;
+
+template <class F>
+VectorX stencil(F&& f_at) {
+  return (f_at(-2.0) - 8.0 * f_at(-1.0) + 8.0 * f_at(1.0) - f_at(2.0)) / (12.0 * kStep);
+}
+
+template <class F>
+MatrixX fd_q(const Model& m, const VectorX& q, F&& f) {
+  MatrixX D(m.nv(), m.nv());
+  for (int k = 0; k < m.nv(); ++k) {
+    VectorX e = VectorX::Zero(m.nv());
+    e(k) = 1.0;
+    D.col(k) = stencil([&](double t) { return VectorX(f(integrate(m, q, e, t * kStep))); });
+  }
+  return D;
+}
+
+template <class F>
+MatrixX fd_x(const VectorX& x, F&& f) {
+  MatrixX D(x.size(), x.size());
+  for (Eigen::Index k = 0; k < x.size(); ++k) {
+    D.col(k) = stencil([&](double t) {
+      VectorX y = x;
+      y(k) += t * kStep;
+      return VectorX(f(y));
+    });
+  }
+  return D;
+}
+
+// max |A − B| relative to max(1, max |B|).
+double g_fd_worst = 0.0;
+// The worst seen, printed at the end of each test for the record.
+double g_worst = 0.0;
+double rel_error(const MatrixX& A, const MatrixX& B) {
+  if (A.size() == 0) return 0.0;
+  const double e = (A - B).cwiseAbs().maxCoeff() / std::max(1.0, B.cwiseAbs().maxCoeff());
+  g_worst = std::max(g_worst, e);
+  return e;
+}
+double fd_error(const MatrixX& A, const MatrixX& B) {
+  const double w = g_worst;
+  const double e = rel_error(A, B);
+  g_fd_worst = std::max(g_fd_worst, e);
+  g_worst = w;
+  return e;
+}
+
+std::vector<Model> test_models() {
+  std::vector<Model> models;
+  for (const auto& nm : all_models()) models.push_back(load_model(nm.file, nm.root));
+  // Every joint kind, free-flyers and planar joints inside the tree.
+  models.push_back(random_tree(11, 12));
+  models.push_back(random_tree(12, 10, false));
+  models.push_back(random_tree(13, 16));
+  return models;
+}
+
+}  // namespace
+
+TEST(Derivatives, RneaMatchesFiniteDifferencesOnEveryModel) {
+  g_worst = g_fd_worst = 0.0;
+  for (const Model& m : test_models()) {
+    Data d(m), dfd(m);
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      SCOPED_TRACE(m.name() + " seed " + std::to_string(seed));
+      std::mt19937_64 g(seed);
+      const VectorX q = random_configuration(m, seed);
+      const VectorX v = random_vector(g, m.nv(), 2.0);
+      const VectorX a = random_vector(g, m.nv(), 3.0);
+      rnea_derivatives(m, d, q, v, a);
+      const MatrixX Dq = fd_q(m, q, [&](const VectorX& x) { return VectorX(rnea(m, dfd, x, v, a)); });
+      const MatrixX Dv = fd_x(v, [&](const VectorX& x) { return VectorX(rnea(m, dfd, q, x, a)); });
+      EXPECT_LE(fd_error(d.dtau_dq, Dq), 1e-6) << "analytic\n" << d.dtau_dq << "\nfd\n" << Dq;
+      EXPECT_LE(fd_error(d.dtau_dv, Dv), 1e-6) << "analytic\n" << d.dtau_dv << "\nfd\n" << Dv;
+      // ∂τ/∂q̈ = H, and τ itself.
+      EXPECT_LE(rel_error(d.H, crba(m, dfd, q)), 1e-12);
+      EXPECT_LE(rel_error(d.tau, rnea(m, dfd, q, v, a)), 1e-12);
+    }
+  }
+  std::printf("worst relative difference: finite differences %.2e, exact identities %.2e\n", g_fd_worst, g_worst);
+}
+
+TEST(Derivatives, AbaMatchesFiniteDifferencesAndInverseDynamics) {
+  g_worst = g_fd_worst = 0.0;
+  for (const Model& m : test_models()) {
+    Data d(m), dfd(m);
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      SCOPED_TRACE(m.name() + " seed " + std::to_string(seed));
+      std::mt19937_64 g(seed + 100);
+      const VectorX q = random_configuration(m, seed + 100);
+      const VectorX v = random_vector(g, m.nv(), 2.0);
+      const VectorX tau = random_vector(g, m.nv(), 5.0);
+      aba_derivatives(m, d, q, v, tau);
+      const MatrixX Dq = fd_q(m, q, [&](const VectorX& x) { return VectorX(aba(m, dfd, x, v, tau)); });
+      const MatrixX Dv = fd_x(v, [&](const VectorX& x) { return VectorX(aba(m, dfd, q, x, tau)); });
+      EXPECT_LE(fd_error(d.ddq_dq, Dq), 1e-6) << "analytic\n" << d.ddq_dq << "\nfd\n" << Dq;
+      EXPECT_LE(fd_error(d.ddq_dv, Dv), 1e-6) << "analytic\n" << d.ddq_dv << "\nfd\n" << Dv;
+      // ∂q̈/∂τ = H⁻¹ (H from CRBA, inverted densely).
+      const MatrixX H = crba(m, dfd, q);
+      const MatrixX Hinv = H.llt().solve(MatrixX::Identity(m.nv(), m.nv()));
+      EXPECT_LE(rel_error(d.Minv, Hinv), 1e-12);
+      // ∂q̈/∂q = −H⁻¹ ∂τ/∂q at (q, q̇, q̈) with an independent H⁻¹.
+      const VectorX ddq = aba(m, dfd, q, v, tau);
+      EXPECT_LE(rel_error(d.ddq, ddq), 1e-12);
+      rnea_derivatives(m, dfd, q, v, ddq);
+      EXPECT_LE(rel_error(d.ddq_dq, MatrixX(-Hinv * dfd.dtau_dq)), 1e-10);
+      EXPECT_LE(rel_error(d.ddq_dv, MatrixX(-Hinv * dfd.dtau_dv)), 1e-10);
+    }
+  }
+  std::printf("worst relative difference: finite differences %.2e, exact identities %.2e\n", g_fd_worst, g_worst);
+}
+
+TEST(Derivatives, FreeFlyerTangentIsTheBodyTwist) {
+  // A free body at rest with q̈ = 0: τ = −(gravity wrench in body
+  // coordinates) = −[c × m Rᵀg; m Rᵀg]. Turning the body by the body-frame
+  // rotation δω (R → R exp(δω×)) turns Rᵀg into (1 − δω×) Rᵀg; a translation
+  // changes nothing. So ∂τ/∂δω = −[c× m (Rᵀg)×; m (Rᵀg)×] and ∂τ/∂δv = 0.
+  const Model m = load_model("ball.urdf", urdf::RootJoint::FreeFlyer);
+  ASSERT_EQ(m.nv(), 6);
+  Data d(m);
+  const VectorX q = random_configuration(m, 5);
+  const VectorX zero = VectorX::Zero(6);
+  rnea_derivatives(m, d, q, zero, zero);
+  const Mat3 R = Eigen::Quaterniond(q(6), q(3), q(4), q(5)).toRotationMatrix();
+  const double mass = m.inertia(1).mass();
+  const Vec3 c = m.inertia(1).com();
+  const Vec3 gb = R.transpose() * m.gravity();
+  MatrixX expected = MatrixX::Zero(6, 6);
+  expected.block<3, 3>(0, 0) = -skew(c) * mass * skew(gb);
+  expected.block<3, 3>(3, 0) = -mass * skew(gb);
+  EXPECT_LE((d.dtau_dq - expected).cwiseAbs().maxCoeff(), 1e-12) << d.dtau_dq << "\n\n" << expected;
+  // And integrating along direction k moves the pose by exactly that twist.
+  for (int k = 0; k < 6; ++k) {
+    VectorX e = VectorX::Zero(6);
+    e(k) = 1.0;
+    const VectorX q1 = integrate(m, q, e, 1e-3);
+    EXPECT_LE((difference(m, q, q1) - 1e-3 * e).norm(), 1e-15);
+  }
+}
