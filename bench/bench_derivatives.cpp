@@ -8,6 +8,8 @@
 //                                  plain calls (perturbing q̇ in place; a
 //                                  ∂/∂q through integrate() costs more, and
 //                                  both ∂/∂q and ∂/∂q̇ twice this)
+//   constrained_derivatives        q̈, λ and their ∂/∂q, ∂/∂q̇, ∂/∂τ with a 3-D
+//                                  sticking point on every leaf (the feet)
 // Run: build/bench/bench_derivatives
 #include <benchmark/benchmark.h>
 
@@ -15,6 +17,7 @@
 #include "plume/algorithms/aba.hpp"
 #include "plume/algorithms/derivatives.hpp"
 #include "plume/algorithms/rnea.hpp"
+#include "plume/dynamics/constrained_derivatives.hpp"
 
 using namespace plume;
 
@@ -95,6 +98,23 @@ void register_all() {
         benchmark::DoNotOptimize(D.data());
       });
     });
+    if (bm.label != "arm7") {
+      benchmark::RegisterBenchmark(("constrained_derivatives" + tag).c_str(), [bm](benchmark::State& st) {
+        const Model m = bench::load_bench_model(bm);
+        std::vector<bool> has_child(m.nbodies(), false);
+        for (int i = 1; i < m.nbodies(); ++i) has_child[m.parent(i)] = true;
+        std::vector<PointConstraint> cs;
+        for (int i = 1; i < m.nbodies(); ++i) {
+          if (!has_child[i]) cs.push_back({i, Vec3(0.0, 0.0, -0.05), Mat3::Identity()});
+        }
+        ConstrainedDerivatives cd(m, cs);
+        run(st, bm, [&cd](const Model& mm, Data& d, const bench::States& s, int k, VectorX&, MatrixX&) {
+          cd.compute(mm, d, s.q[k], s.v[k], s.a[k]);
+          benchmark::DoNotOptimize(cd.ddq_dq.data());
+        });
+        st.counters["rows"] = cd.rows();
+      });
+    }
   }
 }
 

@@ -15,6 +15,7 @@
 #include "plume/algorithms/derivatives.hpp"
 #include "plume/algorithms/jacobians.hpp"
 #include "plume/algorithms/rnea.hpp"
+#include "plume/dynamics/constrained_derivatives.hpp"
 #include "test_utils.hpp"
 
 #include "alloc_counter.hpp"
@@ -105,4 +106,24 @@ TEST(Allocation, NoneInTheDynamicsAlgorithms) {
     });
     EXPECT_EQ(n, 0);
   }
+}
+
+TEST(Allocation, NoneInTheConstrainedDerivatives) {
+  // The quadruped standing on its four feet (3-D sticking points on the leaves).
+  const Model m = load_model("quadruped.urdf", urdf::RootJoint::FreeFlyer);
+  std::vector<bool> has_child(m.nbodies(), false);
+  for (int i = 1; i < m.nbodies(); ++i) has_child[m.parent(i)] = true;
+  std::vector<PointConstraint> cs;
+  for (int i = 1; i < m.nbodies(); ++i) {
+    if (!has_child[i]) cs.push_back({i, Vec3(0.0, 0.0, -0.05), Mat3::Identity()});
+  }
+  ASSERT_EQ(cs.size(), 4u);
+  ConstrainedDerivatives cd(m, cs);
+  Data d(m);
+  std::mt19937_64 g(3);
+  const VectorX q = random_configuration(m, 3);
+  const VectorX v = random_vector(g, m.nv());
+  const VectorX tau = random_vector(g, m.nv());
+  cd.compute(m, d, q, v, tau);  // warm: nothing grows on the second call either
+  EXPECT_EQ(allocations_in([&] { cd.compute(m, d, q, v, tau); }), 0);
 }

@@ -9,7 +9,9 @@
 #include "plume/algorithms/aba.hpp"
 #include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/derivatives.hpp"
+#include "plume/algorithms/jacobians.hpp"
 #include "plume/algorithms/rnea.hpp"
+#include "plume/dynamics/constrained_derivatives.hpp"
 #include "test_utils.hpp"
 
 using namespace plume;
@@ -33,7 +35,7 @@ VectorX stencil(F&& f_at) {
 
 template <class F>
 MatrixX fd_q(const Model& m, const VectorX& q, F&& f) {
-  MatrixX D(m.nv(), m.nv());
+  MatrixX D(f(q).size(), m.nv());
   for (int k = 0; k < m.nv(); ++k) {
     VectorX e = VectorX::Zero(m.nv());
     e(k) = 1.0;
@@ -44,7 +46,7 @@ MatrixX fd_q(const Model& m, const VectorX& q, F&& f) {
 
 template <class F>
 MatrixX fd_x(const VectorX& x, F&& f) {
-  MatrixX D(x.size(), x.size());
+  MatrixX D(f(x).size(), x.size());
   for (Eigen::Index k = 0; k < x.size(); ++k) {
     D.col(k) = stencil([&](double t) {
       VectorX y = x;
@@ -164,4 +166,101 @@ TEST(Derivatives, FreeFlyerTangentIsTheBodyTwist) {
     const VectorX q1 = integrate(m, q, e, 1e-3);
     EXPECT_LE((difference(m, q, q1) - 1e-3 * e).norm(), 1e-15);
   }
+}
+
+// ---- contact-constrained dynamics ---------------------------------------------
+
+namespace {
+
+// q̈ and λ from the dense KKT system [H −Jᵀ; J 0] [q̈; λ] = [τ − C; −γ], built
+// from the library's Jacobians (an independent solve of the same dynamics).
+VectorX kkt_solution(const Model& m, Data& d, const std::vector<PointConstraint>& cs, const VectorX& q,
+                     const VectorX& v, const VectorX& tau) {
+  int rows = 0;
+  for (const auto& c : cs) rows += static_cast<int>(c.directions.cols());
+  const int nv = m.nv();
+  MatrixX K = MatrixX::Zero(nv + rows, nv + rows);
+  VectorX rhs(nv + rows);
+  forward_kinematics(m, d, q, v, VectorX::Zero(nv));
+  int r = nv;
+  for (const auto& c : cs) {
+    const int k = static_cast<int>(c.directions.cols());
+    Matrix3X Jp(3, nv);
+    point_jacobian(m, d, c.body, c.point, ReferenceFrame::LocalWorldAligned, Jp);
+    K.block(r, 0, k, nv) = c.directions.transpose() * Jp;
+    rhs.segment(r, k) = -c.directions.transpose() * point_velocity_product(m, d, c.body, c.point);
+    r += k;
+  }
+  K.topLeftCorner(nv, nv) = crba(m, d, q);
+  K.topRightCorner(nv, rows) = -K.bottomLeftCorner(rows, nv).transpose();
+  rhs.head(nv) = tau - bias_forces(m, d, q, v);
+  return K.fullPivLu().solve(rhs);
+}
+
+// Sticking points on the leaves of the tree (bodies without children): all
+// three directions where the leaf's chain has 6 dofs or more, else the one
+// direction the first supporting dof moves the point along.
+std::vector<PointConstraint> leaf_constraints(const Model& m, std::mt19937_64& g, int max_leaves) {
+  std::vector<bool> has_child(m.nbodies(), false);
+  for (int i = 1; i < m.nbodies(); ++i) has_child[m.parent(i)] = true;
+  std::vector<PointConstraint> cs;
+  Data d(m);
+  forward_kinematics(m, d, neutral_configuration(m));
+  for (int i = m.nbodies() - 1; i > 0 && static_cast<int>(cs.size()) < max_leaves; --i) {
+    if (has_child[i]) continue;
+    PointConstraint c;
+    c.body = i;
+    c.point = random_vec3(g, 0.1);
+    const Joint& j = m.joint(i);
+    int depth = 0;
+    for (int k = j.v_index + j.nv - 1; k >= 0; k = m.dof_parent(k)) ++depth;
+    if (depth < 6) {
+      Matrix3X Jp(3, m.nv());
+      point_jacobian(m, d, i, c.point, ReferenceFrame::LocalWorldAligned, Jp);
+      c.directions = Jp.col(j.v_index).normalized();
+    }
+    cs.push_back(c);
+  }
+  return cs;
+}
+
+}  // namespace
+
+TEST(Derivatives, ConstrainedDynamicsMatchFiniteDifferences) {
+  g_worst = g_fd_worst = 0.0;
+  std::vector<Model> models;
+  for (const char* f : {"quadruped.urdf", "humanoid.urdf", "ball.urdf"}) models.push_back(load_model(f, urdf::RootJoint::FreeFlyer));
+  models.push_back(load_model("arm7.urdf", urdf::RootJoint::Fixed));
+  models.push_back(load_model("rod.urdf", urdf::RootJoint::Planar));
+  models.push_back(random_tree(12, 10, false));
+  models.push_back(random_tree(21, 12));
+  for (const Model& m : models) {
+    std::mt19937_64 g(7);
+    const std::vector<PointConstraint> cs = leaf_constraints(m, g, 4);
+    ConstrainedDerivatives cd(m, cs);
+    Data d(m), dfd(m);
+    for (std::uint64_t seed = 1; seed <= 2; ++seed) {
+      SCOPED_TRACE(m.name() + " with " + std::to_string(cd.rows()) + " constraint rows, seed " + std::to_string(seed));
+      const VectorX q = random_configuration(m, seed);
+      const VectorX v = random_vector(g, m.nv(), 1.0);
+      const VectorX tau = random_vector(g, m.nv(), 3.0);
+      cd.compute(m, d, q, v, tau);
+      const int nv = m.nv(), rows = cd.rows();
+      const VectorX x = kkt_solution(m, dfd, cs, q, v, tau);
+      EXPECT_LE(rel_error(cd.ddq, x.head(nv)), 1e-9);
+      EXPECT_LE(rel_error(cd.lambda, x.tail(rows)), 1e-9);
+      const MatrixX Dq = fd_q(m, q, [&](const VectorX& y) { return kkt_solution(m, dfd, cs, y, v, tau); });
+      const MatrixX Dv = fd_x(v, [&](const VectorX& y) { return kkt_solution(m, dfd, cs, q, y, tau); });
+      const MatrixX Dt = fd_x(tau, [&](const VectorX& y) { return kkt_solution(m, dfd, cs, q, v, y); });
+      EXPECT_LE(fd_error(cd.ddq_dq, Dq.topRows(nv)), 1e-6) << cd.ddq_dq << "\n\n" << Dq.topRows(nv);
+      EXPECT_LE(fd_error(cd.dlambda_dq, Dq.bottomRows(rows)), 1e-6) << cd.dlambda_dq << "\n\n" << Dq.bottomRows(rows);
+      EXPECT_LE(fd_error(cd.ddq_dv, Dv.topRows(nv)), 1e-6);
+      EXPECT_LE(fd_error(cd.dlambda_dv, Dv.bottomRows(rows)), 1e-6);
+      EXPECT_LE(fd_error(cd.ddq_dtau, Dt.topRows(nv)), 1e-6);
+      EXPECT_LE(fd_error(cd.dlambda_dtau, Dt.bottomRows(rows)), 1e-6);
+      // The constraint holds along every derivative: J ∂q̈/∂τ = 0.
+      EXPECT_LE((cd.J * cd.ddq_dtau).cwiseAbs().maxCoeff(), 1e-9);
+    }
+  }
+  std::printf("worst relative difference: finite differences %.2e, exact identities %.2e\n", g_fd_worst, g_worst);
 }

@@ -44,6 +44,7 @@
 
 #include "plume/dynamics/contact_dynamics.hpp"
 #include "plume/dynamics/compliant.hpp"
+#include "plume/dynamics/constrained_derivatives.hpp"
 
 #include "plume/sim/world.hpp"
 #include "plume/sim/simulator.hpp"
