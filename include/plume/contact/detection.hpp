@@ -35,8 +35,9 @@
 /// |                    | (up to 2 for overlapping segments, the ends of the overlap)              |
 /// | capsule–box        | both end spheres (as sphere–box) + the axis against each box edge it     |
 /// |                    | passes over (edge–segment)                                               |
-/// | box–box            | vertices of b on faces of a, vertices of a on faces of b, edge–edge      |
-/// |                    | crossings; together they give the contact polygon of resting boxes      |
+/// | box–box            | separating axes (3 + 3 face normals, 9 edge pairs): an edge axis gives   |
+/// |                    | one edge–edge contact; a face axis the vertices of the contact polygon   |
+/// |                    | (≤ 8: vertices of each face over the other, crossings of their edges)   |
 /// | cylinder–box       | box vertices against the cylinder (as sphere–cylinder), each rim against |
 /// |                    | each box face (as plane–cylinder), box edges against the side            |
 /// Point contacts are spheres of radius 0.
@@ -51,9 +52,15 @@
 /// necessarily the least-penetration ones.
 ///
 /// Rules that keep resting contacts stable (documented in narrowphase.cpp):
-/// a box vertex counts on a face when it is within 1e-7·(box size) of the
-/// face's prism (vertices of a are held to the strict version, so two
-/// aligned boxes do not report each corner twice); an edge–edge or edge–axis
+/// box–box contact ids name the features (vertex k of b on face f of a,
+/// vertex of a on face of b, edge i of a across edge j of b) whichever face
+/// is the reference; a vertex counts over a face up to 1e-6·(box size)
+/// outside it, a vertex of a that close to a kept vertex of b is the same
+/// point, and an edge crossing needs both closest points that far inside
+/// their edges, so aligned boxes (edges in line, corners on edges) keep
+/// their contacts' names under small motions. For box–sphere, box–capsule
+/// and box–cylinder a box vertex counts on a face when it is within
+/// 1e-7·(box size) of the face's prism; an edge–edge or edge–axis
 /// contact needs both closest points strictly inside their segments, a normal
 /// within ~0.06° of each box edge's Voronoi cone, and a gap no smaller than
 /// the boxes' face-axis separation (which rejects edges on the far side of a
