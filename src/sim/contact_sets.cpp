@@ -3,6 +3,7 @@
 // after any impact; what changed goes to events.csv (contact loss and gain,
 // stick and slip).
 #include <algorithm>
+#include <limits>
 
 #include "plume/algorithms/kinematics.hpp"
 #include "plume/configuration.hpp"
@@ -108,8 +109,57 @@ bool EventDrivenCore::solve_contact_sets(SimulationResult& result, const VectorX
       if (tr.mu <= 0.0 || tr.contact.kind == ContactKind::JointLimit) tr.mode = ContactMode::Sticking;
       current.push_back(tr);
     }
+    add_dependent_contacts(s.current);
   }
   return true;
+}
+
+// The LCP's basic solution carries the load on independent contacts only: a
+// face on a face rests on 2 or 3 of its 4 corners, and the body is free to
+// turn about the line through them (an unstable equilibrium that rounding
+// starts, and an event, an LCP and chattering later). Touching contacts the
+// LCP left at zero force with ζ̇ = 0 join the active set when the
+// constrained dynamics, which resolves dependent contacts by their
+// minimum-norm forces (constrained_dynamics.cpp), gives every active
+// contact a positive normal force inside its friction cone; those that
+// would not are left out, the least loaded first.
+void EventDrivenCore::add_dependent_contacts(const std::vector<int>& resting_current) {
+  std::vector<int>& extra = dependent_scratch;
+  extra.clear();
+  for (int k : resting_current) {
+    Tracked& tr = current[static_cast<std::size_t>(k)];
+    if (!tr.active && tr.mode != ContactMode::Separating) extra.push_back(k);
+  }
+  if (extra.empty()) return;
+  for (int k : extra) current[static_cast<std::size_t>(k)].active = true;
+  while (!extra.empty()) {
+    memo.valid = false;
+    dynamics(q, v, x_scratch(), true);
+    double scale = 0.0;
+    for (double f : fn) scale = std::max(scale, std::abs(f));
+    const double floor = 1e-9 * std::max(scale, 1e-12);
+    // The worst violation among the added contacts (normal force below the
+    // floor or friction outside the cone); any violation at all counts.
+    bool violated = false;
+    int worst = -1;
+    double worst_value = std::numeric_limits<double>::infinity();
+    for (std::size_t a = 0; a < act_track.size(); ++a) {
+      const Tracked& tr = current[static_cast<std::size_t>(act_track[a])];
+      double margin = fn[a] - floor;
+      if (tr.mode != ContactMode::Sliding && tr.mu > 0.0) margin = std::min(margin, tr.mu * fn[a] - ft[a].norm() + floor);
+      if (margin >= 0.0) continue;
+      violated = true;
+      if (std::find(extra.begin(), extra.end(), act_track[a]) != extra.end() && fn[a] < worst_value) {
+        worst_value = fn[a];
+        worst = act_track[a];
+      }
+    }
+    if (!violated) break;
+    if (worst < 0) worst = extra.back();  // a basic contact suffers: take the added ones out one by one
+    current[static_cast<std::size_t>(worst)].active = false;
+    extra.erase(std::find(extra.begin(), extra.end(), worst));
+  }
+  memo.valid = false;
 }
 
 // Events for what changed: losses, gains without impact, stick/slip switches.

@@ -181,6 +181,7 @@ struct EventDrivenCore {
   MatrixX T, D, K, G, YK, YG, KD, A;
   VectorX Tdv, Ddv, b, lam, a0, x, ydot, dtau, du, tau_applied, scratch;
   std::vector<double> fn;
+  std::vector<int> dependent_scratch;  // add_dependent_contacts
   std::vector<Eigen::Vector2d> ft;
   bool symmetric = true, sliding = false;
   Eigen::LLT<MatrixX> llt;
@@ -220,6 +221,7 @@ struct EventDrivenCore {
   bool apply_impacts(SimulationResult& result, VectorX& zeta, const VectorX& mu, const VectorX& e);
   // Step 6: the force LCP over the resting contacts sets `current`.
   bool solve_contact_sets(SimulationResult& result, const VectorX& zeta, const VectorX& mu, const VectorX& e);
+  void add_dependent_contacts(const std::vector<int>& resting_current);
   void report_set_changes(const std::vector<Tracked>& previous, bool impact);
   Vec3 tangential_acceleration(const Contact& c, const VectorX& qdd);
   static bool same_sets(const std::vector<Tracked>& a, const std::vector<Tracked>& b);
