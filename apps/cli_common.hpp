@@ -85,6 +85,7 @@ struct SimulateArgs {
   std::optional<double> duration;  ///< overrides the world file's <simulate duration>
   bool no_plots = false;
   bool no_replay = false;
+  bool sensitivity = false;  ///< --sensitivity: write sensitivity.json (event-driven only)
 };
 /// Exit status: 0 finished, 3 stopped early (status ≠ finished), 128 + signal
 /// when interrupted; bad input throws (main returns 1).

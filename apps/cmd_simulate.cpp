@@ -231,6 +231,7 @@ const char* const kEvents = "events.csv";
 const char* const kContacts = "contacts.csv";
 const char* const kEnergy = "energy.csv";
 const char* const kSummary = "summary.json";
+const char* const kSensitivity = "sensitivity.json";
 const char* const kReplay = "replay.html";
 const char* const kContactPoints = "contact_points.csv";
 const char* const kController = "controller.csv";
@@ -709,6 +710,35 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const SimulationOp
   return j;
 }
 
+// sensitivity.json: Φ = ∂x(time_end)/∂x(time_start), rows and columns named
+// (dq_i along the velocity coordinates, then v_i), as nested row lists.
+void write_sensitivity(const fs::path& dir, const Simulator& sim) {
+  const SensitivityReport r = sim.sensitivity();
+  const int nv = static_cast<int>(r.state_transition.rows() / 2);
+  nlohmann::ordered_json j;
+  j["time_start"] = r.time_start;
+  j["time_end"] = r.time_end;
+  j["valid"] = r.invalid.empty();
+  if (!r.invalid.empty()) j["invalid"] = r.invalid;
+  j["saltations"] = r.saltations;
+  j["field_evaluations"] = r.field_evaluations;
+  j["convention"] =
+      "x = (dq, v): dq along the velocity coordinates (q + dq = integrate(q, dq), a free-flyer's body twist [dw; dv]); "
+      "state_transition[i][k] = d x_i(time_end) / d x_k(time_start)";
+  nlohmann::ordered_json names = nlohmann::ordered_json::array();
+  for (int i = 0; i < nv; ++i) names.push_back("dq_" + std::to_string(i));
+  for (int i = 0; i < nv; ++i) names.push_back("v_" + std::to_string(i));
+  j["coordinates"] = names;
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (Eigen::Index i = 0; i < r.state_transition.rows(); ++i) {
+    nlohmann::ordered_json row = nlohmann::ordered_json::array();
+    for (Eigen::Index k = 0; k < r.state_transition.cols(); ++k) row.push_back(r.state_transition(i, k));
+    rows.push_back(row);
+  }
+  j["state_transition"] = rows;
+  write_file_atomically(dir / kSensitivity, j.dump(2) + "\n");
+}
+
 void write_summary(const fs::path& dir, const nlohmann::ordered_json& j) {
   write_file_atomically(dir / kSummary, j.dump(2) + "\n");
 }
@@ -722,7 +752,7 @@ void prepare_output_directory(const fs::path& dir) {
   if (ec) throw ArgumentError("--out " + dir.string() + ": cannot create the directory: " + ec.message());
   if (access(dir.c_str(), W_OK) != 0) throw ArgumentError(system_error("--out " + dir.string() + " is not writable"));
   // Outputs of an earlier run would pass for this run's: remove them.
-  for (const char* f : {kTrajectory, kEvents, kContacts, kEnergy, kSummary, kReplay, kContactPoints, kController}) {
+  for (const char* f : {kTrajectory, kEvents, kContacts, kEnergy, kSummary, kReplay, kContactPoints, kController, kSensitivity}) {
     fs::remove(dir / f, ec);
   }
   for (const char* f : kPlots) fs::remove(dir / f, ec);
@@ -742,6 +772,7 @@ int run_simulate(const SimulateArgs& args) {
     }
     options.duration = *args.duration;
   }
+  if (args.sensitivity) options.sensitivity = true;
   const World& world = scenario.world;
   Simulator sim(world, options);
   std::unique_ptr<ControllerProbe> probe;
@@ -801,6 +832,7 @@ int run_simulate(const SimulateArgs& args) {
                   " at t = " + short_number(run.time) + " s" + (run.message.empty() ? "" : " (" + run.message + ")");
   }
   recorder->commit();
+  if (options.sensitivity) write_sensitivity(dir, sim);
   // The outcome is on disk before the plots are drawn (they may take a while).
   PlotOutcome pending;
   pending.message = "not drawn yet";

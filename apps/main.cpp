@@ -71,6 +71,9 @@ int main(int argc, char** argv) {
   auto* sim_duration_opt = sim_cmd->add_option("--duration", sim_duration, "Simulated time [s], overrides the world file's");
   sim_cmd->add_flag("--no-plots", sim.no_plots, "Do not draw the PNG plots");
   sim_cmd->add_flag("--no-replay", sim.no_replay, "Do not write replay.html");
+  sim_cmd->add_flag("--sensitivity", sim.sensitivity,
+                    "Event-driven scheme: also write sensitivity.json, the state-transition matrix "
+                    "d x(t_end) / d x(t_start) across the events (x = tangent dq, v)");
   std::string sim_inertia;
   auto* sim_inertia_opt = add_load_options(sim_cmd, sim_inertia, sim.package_dirs);
   sim_cmd->footer(

@@ -902,3 +902,31 @@ TEST(SimulateCliWorlds, BallRollsOffTheStep) {
   EXPECT_GT(t.rows.back()[1], 0.6);          // beyond the step
   EXPECT_NEAR(t.rows.back()[3], 0.1, 1e-3);  // on the ground
 }
+
+TEST(SimulateCli, SensitivityWritesTheStateTransitionMatrix) {
+  // bouncing_ball.xml (h = 1 m, r = 0.1 m, e = 0.8) to 0.7 s, past the first
+  // impact: the vertical block equals the closed form of
+  // Sensitivity.BouncingBallMatchesTheClosedForm (z0 = 1.1 m, w0 = 0).
+  TempDir tmp;
+  const fs::path out = tmp.path / "out";
+  const std::string world = std::string(PLUME_MODELS_DIR) + "/worlds/bouncing_ball.xml";
+  const CliRun r = run("simulate " + world + " --out " + out.string() + " --duration 0.7 --no-plots --no-replay --sensitivity", tmp);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const json j = json::parse(read_text(out / "sensitivity.json"));
+  EXPECT_TRUE(j["valid"].get<bool>());
+  EXPECT_EQ(j["saltations"], 1);
+  EXPECT_NEAR(j["time_end"].get<double>(), 0.7, 1e-12);
+  ASSERT_EQ(j["coordinates"].size(), 12u);
+  EXPECT_EQ(j["coordinates"][0], "dq_0");
+  EXPECT_EQ(j["coordinates"][6], "v_0");
+  const json& P = j["state_transition"];
+  ASSERT_EQ(P.size(), 12u);
+  for (const json& row : P) ASSERT_EQ(row.size(), 12u);
+  const double g = 9.81, e = 0.8, s = std::sqrt(2 * g * 1.0), tau = 0.7 - s / g;
+  EXPECT_NEAR(P[5][5].get<double>(), e * (g / s) * tau + (g * tau - e * s) / s, 1e-8);  // ∂z/∂z0
+  EXPECT_NEAR(P[11][11].get<double>(), 1.0, 1e-8);                                     // ∂w/∂w0 = g/g
+  // Without --sensitivity there is no such file; another scheme refuses it.
+  const CliRun plain = run("simulate " + world + " --out " + out.string() + " --duration 0.1 --no-plots --no-replay", tmp);
+  ASSERT_EQ(plain.status, 0) << plain.out << plain.err;
+  EXPECT_FALSE(fs::exists(out / "sensitivity.json"));
+}

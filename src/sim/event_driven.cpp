@@ -36,6 +36,7 @@ EventDrivenCore::EventDrivenCore(World w, const SimulationOptions& o)
   a0 = VectorX::Zero(m.nv());
   x = VectorX::Zero(m.nv());
   stepper = make_dense_stepper(opt.integrator, opt.abs_tol, opt.rel_tol, opt.max_step);
+  if (opt.sensitivity) sens = std::make_unique<Sensitivity>(m);
 }
 
 void EventDrivenCore::parameters_of(const Contact& c, double& mu, double& e) const {
@@ -79,6 +80,7 @@ SimulationResult EventDrivenCore::run_until(double until, Recorder* recorder) {
     if (!sample_controller(result)) return finish(result, wall0);
     if (!resolve_contacts(result, until)) return finish(result, wall0);
     initialised = true;
+    if (sens) sensitivity_start();
   } else if (contacts_pending && t < until) {
     if (!resolve_contacts(result, until)) return finish(result, wall0);
   }
@@ -114,6 +116,7 @@ SimulationResult EventDrivenCore::run_until(double until, Recorder* recorder) {
         if (!current.empty()) {
           fallback_reason = "10000 steps shorter than " + fmt(1e3 * opt.min_step) + " s in a row" + contact_summary();
           if (rescue(result, until)) {
+          sensitivity_invalidate("a velocity-level fallback window");
             if (!resume_after_rescue(result)) return finish(result, wall0);
             continue;
           }
@@ -135,6 +138,7 @@ SimulationResult EventDrivenCore::run_until(double until, Recorder* recorder) {
       if (!current.empty()) {
         fallback_reason = "the step fell to " + fmt(t1 - t0) + " s (below min_step)" + contact_summary();
         if (rescue(result, until)) {
+          sensitivity_invalidate("a velocity-level fallback window");
           if (!resume_after_rescue(result)) return finish(result, wall0);
           continue;
         }
@@ -147,14 +151,20 @@ SimulationResult EventDrivenCore::run_until(double until, Recorder* recorder) {
     const double t_next = std::min({event.time, next_sample, until});
     if (t_next < t1) {
       record_outputs_until(t_next, false);
+      if (sens) sensitivity_flow(t0, t_next);
       stepper->calc_state(t_next, ystate);
       q = ystate.head(m.nq());
       v = ystate.tail(m.nv());
       t = t_next;
       if (event.time <= t_next) {
+        if (sens) sensitivity_before_event(event);
         const EventOutcome outcome = handle_event(result, event, until);
         if (outcome == EventOutcome::Stop) return finish(result, wall0);
-        if (outcome == EventOutcome::Restarted) continue;
+        if (outcome == EventOutcome::Restarted) {
+          sensitivity_invalidate("a velocity-level fallback window");
+          continue;
+        }
+        if (sens) sensitivity_after_event();
       }
       if (next_sample <= t && !sample_controller(result)) return finish(result, wall0);
       record_sample_if_event(event.time <= t_next);
@@ -163,6 +173,7 @@ SimulationResult EventDrivenCore::run_until(double until, Recorder* recorder) {
     }
     // The whole step is accepted.
     record_outputs_until(t1, true);
+    if (sens) sensitivity_flow(t0, t1);
     q = y1.head(m.nq());
     v = y1.tail(m.nv());
     t = t1;
@@ -374,6 +385,17 @@ class EventDriven final : public SchemeRunner {
   double energy() override { return core_.energy_of(core_.q, core_.v); }
   std::string contact_name(const Contact& c) const override { return core_.name_of(c); }
   const std::vector<std::string>& contact_warnings() const override { return core_.detector.warnings(); }
+  SensitivityReport sensitivity() const override {
+    if (!core_.sens) return SchemeRunner::sensitivity();
+    SensitivityReport r;
+    r.state_transition = core_.sens->Phi;
+    r.time_start = core_.sens->t_start;
+    r.time_end = core_.t;
+    r.saltations = core_.sens->saltations;
+    r.field_evaluations = core_.sens->field_evaluations;
+    r.invalid = core_.sens->invalid;
+    return r;
+  }
 
  private:
   EventDrivenCore core_;

@@ -240,6 +240,42 @@ struct EventDrivenCore {
   bool contacts_pending = false;        // a fallback ended at `until`: sets still to solve
   std::optional<ContactDetector> wide;  // detects gaps up to kFallbackMargin
   std::vector<std::string> fallback_log;
+
+  // ---- sensitivity: the state-transition matrix (sensitivity.cpp) ------------------------------
+  // With SimulationOptions::sensitivity, Φ = ∂x(t)/∂x(t_start) for x = (δq, q̇), δq along the
+  // velocity coordinates: the variational equations along each smooth segment, a saltation
+  // matrix at each event.
+  struct ImpactStage {  // one impulse LCP of an event, to differentiate the velocity jump
+    std::vector<Contact> contacts;
+    VectorX e, mu, q, v;
+    ImpactOptions io;
+  };
+  struct Sensitivity {
+    explicit Sensitivity(const Model& m) : data(m), solver(m, 16) {}
+    MatrixX Phi;                  // [2nv×2nv]
+    double t_start = 0.0;
+    bool started = false;
+    std::string invalid;          // non-empty: why Φ is no longer propagated
+    Data data;                    // a workspace of its own (the core's data holds the memo's factors)
+    ContactSolver solver;
+    std::vector<ImpactStage> stages;
+    VectorX f_minus, grad;        // at the event: the field before it, the witness gradient
+    bool has_grad = false;
+    VectorX dtime;                // ∂t_event/∂x of a geometric loss (no witness function)
+    bool has_dtime = false;
+    long saltations = 0;
+    long field_evaluations = 0;
+  };
+  std::unique_ptr<Sensitivity> sens;
+  void sensitivity_start();
+  void sensitivity_flow(double ta, double tb);
+  void sensitivity_before_event(const StepEvent& event);
+  void sensitivity_after_event();
+  void sensitivity_invalidate(const std::string& why);
+  VectorX tangent_field(const VectorX& qq, const VectorX& vv);
+  void field_jacobian(const VectorX& qq, const VectorX& vv, MatrixX& A);
+  MatrixX impact_jacobian(const ImpactStage& stage);
+  bool geometric_loss_time_gradient(std::uint64_t id, VectorX& dtime);
 };
 
 }  // namespace plume::detail

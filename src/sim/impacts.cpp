@@ -20,6 +20,7 @@ bool EventDrivenCore::apply_impacts(SimulationResult& result, VectorX& zeta, con
   ImpactOptions io;
   io.friction = mu.size() > 0 && mu.maxCoeff() > 0.0 ? FrictionModel::PolyhedralCone : FrictionModel::None;
   io.cone_directions = opt.cone_directions;
+  if (sens && sens->started) sens->stages.push_back({touching, e_eff, mu, q, v, io});
   const ImpactSolution& s = solver.impact(m, data, q, v, touching, e_eff, mu, io);
   ++stats.lcp_solves;
   ++stats.impacts;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "plume/error.hpp"
 #include "plume/sim/simulator.hpp"
 
 namespace plume::detail {
@@ -30,6 +31,10 @@ class SchemeRunner {
   virtual std::string contact_name(const Contact& c) const = 0;
   /// The contact detector's warnings (shapes and pairs it leaves out).
   virtual const std::vector<std::string>& contact_warnings() const = 0;
+  /// The state-transition matrix (SimulationOptions::sensitivity, event-driven only).
+  virtual SensitivityReport sensitivity() const {
+    throw Error("no sensitivity: set SimulationOptions::sensitivity (event-driven scheme only)");
+  }
 };
 
 std::unique_ptr<SchemeRunner> make_event_driven(World world, const SimulationOptions& options);

@@ -59,6 +59,9 @@ void check_initial_penetration(const World& world, const SimulationOptions& opti
 
 Simulator::Simulator(World world, const SimulationOptions& options) : impl_(std::make_unique<Impl>()) {
   check_initial_penetration(world, options);
+  if (options.sensitivity && options.scheme != Scheme::EventDriven) {
+    throw Error(std::string("SimulationOptions::sensitivity needs the event-driven scheme, not ") + to_string(options.scheme));
+  }
   switch (options.scheme) {
     case Scheme::EventDriven: impl_->runner = detail::make_event_driven(std::move(world), options); break;
     case Scheme::Compliant: impl_->runner = detail::make_compliant(std::move(world), options); break;
@@ -90,5 +93,6 @@ const std::vector<Contact>& Simulator::current_contacts() const { return impl_->
 double Simulator::energy() const { return impl_->runner->energy(); }
 std::string Simulator::contact_name(const Contact& c) const { return impl_->runner->contact_name(c); }
 const std::vector<std::string>& Simulator::warnings() const { return impl_->runner->contact_warnings(); }
+SensitivityReport Simulator::sensitivity() const { return impl_->runner->sensitivity(); }
 
 }  // namespace plume

@@ -108,6 +108,26 @@ struct SimulationOptions {
   /// refused by Simulator's constructor (ArgumentError naming the contact):
   /// rigid contact starts from a touching, not a deeply penetrating, state [m].
   double max_initial_penetration = 0.01;
+  /// Event-driven only: also propagate the state-transition matrix
+  /// Φ = ∂x(t)/∂x(t_start), x = (δq, q̇) with δq along the velocity
+  /// coordinates (a free-flyer's body twist, as integrate() moves it): the
+  /// variational equations along each smooth segment (analytic ABA derivatives
+  /// in free flight; central differences of the constrained dynamics while
+  /// contacts are active) and a saltation matrix at every event (the impulse
+  /// LCP's velocity jump differentiated at its contact set, the time shift
+  /// from the triggering witness). τ is held as the run holds it
+  /// (open-loop). See Simulator::sensitivity().
+  bool sensitivity = false;
+};
+
+/// Simulator::sensitivity(): Φ = ∂x(time_end)/∂x(time_start), 2nv × 2nv, rows and
+/// columns (δq_0 … δq_{nv−1}, v_0 … v_{nv−1}).
+struct SensitivityReport {
+  MatrixX state_transition;
+  double time_start = 0.0, time_end = 0.0;
+  long saltations = 0;         ///< events crossed (one saltation matrix each)
+  long field_evaluations = 0;  ///< dynamics and derivative evaluations spent on it
+  std::string invalid;         ///< non-empty: why Φ stopped being propagated (a fallback window)
 };
 
 /// τ = f(t, q, v), called at the controller's sample times; τ is held
@@ -229,6 +249,9 @@ class Simulator {
   /// saying when a link is left with none (it touches nothing), and shape
   /// pairs without a contact kernel. Empty when everything takes part.
   const std::vector<std::string>& warnings() const;
+  /// The state-transition matrix so far.
+  /// @throws Error unless SimulationOptions::sensitivity (event-driven scheme).
+  SensitivityReport sensitivity() const;
 
  private:
   struct Impl;
