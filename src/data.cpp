@@ -47,8 +47,6 @@ Data::Data(const Model& model)
       oFc(model.nbodies()),
       LD(RowMatrixX::Zero(model.nv(), model.nv())),
       ltdl_tmp(VectorX::Zero(model.nv())),
-      J(Matrix6X::Zero(6, model.nv())),
-      Jp(Matrix3X::Zero(3, model.nv())),
       chain(model.nbodies(), 0) {
   detail::init_motion_subspace(model, S);
 }

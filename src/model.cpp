@@ -1,5 +1,7 @@
 #include "plume/model.hpp"
 
+#include <algorithm>
+
 #include "plume/error.hpp"
 
 namespace plume {
@@ -67,20 +69,99 @@ int Model::joint_index(const std::string& name) const {
 int Model::frame_index(const std::string& name) const {
   return find_by_name(frames_, name, [](const Frame& f) { return f.name; });
 }
+namespace {
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string after_slash(const std::string& s) {
+  const std::size_t k = s.rfind('/');
+  return k == std::string::npos ? s : s.substr(k + 1);
+}
+
+// "; did you mean 'quad/LF_foot'?" — names that equal `name` once a model
+// prefix ("model/") is added or removed, else the closest by edit distance.
+std::string suggestion(const std::vector<std::string>& names, const std::string& name) {
+  std::vector<std::string> hits;
+  for (const std::string& n : names) {
+    if (n != name && after_slash(n) == after_slash(name)) hits.push_back(n);
+  }
+  if (hits.empty()) {
+    std::size_t best = std::max<std::size_t>(2, name.size() / 3) + 1;
+    for (const std::string& n : names) {
+      const std::size_t d = std::min(edit_distance(n, name), edit_distance(after_slash(n), after_slash(name)));
+      if (d < best) {
+        best = d;
+        hits.assign(1, n);
+      } else if (d == best) {
+        hits.push_back(n);
+      }
+    }
+  }
+  if (hits.empty()) return "";
+  std::string out = "; did you mean ";
+  for (std::size_t i = 0; i < hits.size() && i < 4; ++i) out += (i ? " or '" : "'") + hits[i] + "'";
+  return out + "?";
+}
+
+std::string list_of(const std::vector<std::string>& names) {
+  if (names.empty()) return " (it has none)";
+  if (names.size() > 12) return " (" + std::to_string(names.size()) + " names)";
+  std::string out = " (it has";
+  for (const std::string& n : names) out += " '" + n + "'";
+  return out + ")";
+}
+
+[[noreturn]] void unknown(const std::string& model, const char* what, const std::string& name,
+                          const std::vector<std::string>& names) {
+  const std::string hint = suggestion(names, name);
+  throw ArgumentError("model '" + model + "' has no " + what + " named '" + name + "'" +
+                      (hint.empty() ? list_of(names) : hint));
+}
+
+}  // namespace
+
 int Model::get_body(const std::string& name) const {
   const int i = body_index(name);
-  if (i < 0) throw Error("model '" + name_ + "' has no body named '" + name + "'");
+  if (i < 0) unknown(name_, "body", name, body_names_);
   return i;
 }
 int Model::get_joint(const std::string& name) const {
   const int i = joint_index(name);
-  if (i < 0) throw Error("model '" + name_ + "' has no joint named '" + name + "'");
+  if (i < 0) {
+    std::vector<std::string> names;
+    for (std::size_t k = 1; k < joints_.size(); ++k) names.push_back(joints_[k].name);
+    unknown(name_, "joint", name, names);
+  }
   return i;
 }
 int Model::get_frame(const std::string& name) const {
   const int i = frame_index(name);
-  if (i < 0) throw Error("model '" + name_ + "' has no frame named '" + name + "'");
+  if (i < 0) {
+    std::vector<std::string> names;
+    for (const Frame& f : frames_) names.push_back(f.name);
+    unknown(name_, "frame", name, names);
+  }
   return i;
+}
+
+void Model::bad_index(const char* what, int i, int n) {
+  throw ArgumentError(std::string(what) + " index " + std::to_string(i) + " is out of range [0, " + std::to_string(n) +
+                      ")" + (i == -1 ? " (-1: a look-up by name that found nothing? get_body/get_joint/get_frame "
+                                       "throw naming the missing item)"
+                                     : ""));
 }
 
 }  // namespace plume

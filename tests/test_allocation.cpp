@@ -84,9 +84,11 @@ TEST(Allocation, NoneInTheDynamicsAlgorithms) {
       ltdl_solve(m, d, x);
       ltdl_solve_columns(m, d, X);
       ltdl_solve_Lt(m, d, X);
-      frame_jacobian(m, d, q, frame);
-      body_jacobian(m, d, q, body, ReferenceFrame::World);
-      point_jacobian(m, d, q, body, Vec3(0.1, 0.2, 0.3));
+      frame_jacobian(m, d, q, frame, ReferenceFrame::LocalWorldAligned, J);
+      body_jacobian(m, d, q, body, ReferenceFrame::World, J);
+      point_jacobian(m, d, q, body, Vec3(0.1, 0.2, 0.3), ReferenceFrame::LocalWorldAligned, Jp);
+      frame_placement(m, d, q, frame);
+      frame_position(m, d, q, frame);
       body_jacobian(m, d, body, ReferenceFrame::Local, J);
       point_jacobian(m, d, body, Vec3::Zero(), ReferenceFrame::LocalWorldAligned, Jp);
       frame_velocity_product(m, d, frame, ReferenceFrame::LocalWorldAligned);
@@ -100,7 +102,7 @@ TEST(Allocation, NoneInTheDynamicsAlgorithms) {
       unchecked::bias_forces_after_crba(m, d, v);
       unchecked::aba(m, d, q, v, a);
       unchecked::ltdl(m, d);
-      unchecked::frame_jacobian(m, d, q, frame);
+      unchecked::frame_jacobian(m, d, q, frame, ReferenceFrame::LocalWorldAligned, J);
       unchecked::rnea_derivatives(m, d, q, v, a);
       unchecked::aba_derivatives(m, d, q, v, a);
     });

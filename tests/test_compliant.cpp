@@ -1,4 +1,4 @@
-// Compliant contact (Featherstone §11.8, THEORY.md §6) against independent
+// Compliant contact (Featherstone §11.8, docs/theory.md §6) against independent
 // facts: static equilibria (mg/(nK)), the closed-form Kelvin–Voigt impact,
 // Coulomb sliding (deceleration μg, stop at v₀/(μg)), sticking on an incline
 // (creep = spring deflection), energy conservation with pure springs, the

@@ -1,5 +1,5 @@
 // Contact forces and impulses against closed forms (Featherstone §11.5–11.7,
-// THEORY.md §3 and §5) and conservation laws.
+// docs/theory.md §3 and §5) and conservation laws.
 #include <gtest/gtest.h>
 
 #include <Eigen/Eigenvalues>
@@ -265,7 +265,7 @@ TEST(ContactDynamics, TwoSpheresImpactMatchesEquation1165) {
 TEST(ContactDynamics, StickingImpactMatchesEquation1172) {
   // Two spheres hitting obliquely with enough friction that sliding stops:
   // the impulse ι on b solves (K_a + K_b) ι = −(1 + E) u, E = e n nᵀ, with the
-  // point compliances K = 1/m − r× I⁻¹ r× (11.66–11.72, THEORY §5).
+  // point compliances K = 1/m − r× I⁻¹ r× (11.66–11.72, docs/theory.md §5).
   TwoSpheres sp;
   const Model& m = sp.m;
   Data d(m);

@@ -105,7 +105,7 @@ TEST(ContactGeometry, SphereAboveGroundAndInclinedPlane) {
     expect_vec(c.point_a, Vec3(0.3, -0.2, 0.0));
     expect_vec(c.point_b, Vec3(0.3, -0.2, 0.2));
     EXPECT_EQ(c.local.type, FeaturePair::FacePoint);
-    // Margin 0: the sphere is 0.2 m away, nothing.
+    // The default margin (1e-9 m): the sphere is 0.2 m away, nothing.
     const ContactDetector touching(m, {ground_plane()});
     EXPECT_TRUE(detect_at(m, touching, q).empty());
   }

@@ -483,7 +483,7 @@ TEST(ContactKinematics, SphereRollingOnPlaneNeedsTheWitnessPointMotion) {
   EXPECT_NEAR(T.col(0).dot(v), 0.0, 1e-14);
   EXPECT_NEAR(Tdv[0], -V * V / r, 1e-12);
   const Vec3 contact_body = d.X0[1].transform_point(cs[0].point_b);
-  EXPECT_NEAR(point_velocity_product(m, d, 1, contact_body).z(), 0.0, 1e-12);
+  EXPECT_NEAR(point_velocity_product(m, d, 1, contact_body, ReferenceFrame::LocalWorldAligned).z(), 0.0, 1e-12);
   // Rolling: no sliding in any direction.
   MatrixX D(6, 4);
   VectorX Ddv(4);

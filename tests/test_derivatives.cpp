@@ -188,7 +188,7 @@ VectorX kkt_solution(const Model& m, Data& d, const std::vector<PointConstraint>
     Matrix3X Jp(3, nv);
     point_jacobian(m, d, c.body, c.point, ReferenceFrame::LocalWorldAligned, Jp);
     K.block(r, 0, k, nv) = c.directions.transpose() * Jp;
-    rhs.segment(r, k) = -c.directions.transpose() * point_velocity_product(m, d, c.body, c.point);
+    rhs.segment(r, k) = -c.directions.transpose() * point_velocity_product(m, d, c.body, c.point, ReferenceFrame::LocalWorldAligned);
     r += k;
   }
   K.topLeftCorner(nv, nv) = crba(m, d, q);

@@ -369,7 +369,7 @@ TEST(InputChecks, WrongSizesAndNonFiniteValuesAreNamed) {
   VectorX badv = v;
   badv(4) = std::nan("");
   EXPECT_EQ(message([&] { aba(m, d, q, badv, v); }), "v[4] is nan (must be finite)");
-  EXPECT_NE(message([&] { frame_jacobian(m, d, q, 999); }).find("frame index 999"), std::string::npos);
+  EXPECT_NE(message([&] { frame_jacobian(m, d, q, 999, ReferenceFrame::World); }).find("frame index 999"), std::string::npos);
   // A Data built for another model is refused.
   const Model other = load_model("arm7.urdf", urdf::RootJoint::Fixed);
   Data wrong(other);

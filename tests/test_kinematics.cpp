@@ -67,13 +67,13 @@ TEST(Jacobians, PointAndFrameVelocitiesMatchFiniteDifferencesOfPositions) {
     for (int b = 1; b < m.nbodies(); ++b) {
       const Vec3 point = random_vec3(g, 0.3);
       const Vec3 fd = (dp.X0[b].inverse_transform_point(point) - dm.X0[b].inverse_transform_point(point)) / (2 * h);
-      const Matrix3X& Jp = point_jacobian(m, d, q, b, point);
+      const Matrix3X Jp = point_jacobian(m, d, q, b, point, ReferenceFrame::LocalWorldAligned);
       EXPECT_TRUE((Jp * v).isApprox(fd, 1e-7)) << "body " << b;
     }
     for (int f = 0; f < static_cast<int>(m.frames().size()); ++f) {
       if (m.frames()[f].body == 0) continue;
       const Vec3 fd = (dp.Xframe[f].r() - dm.Xframe[f].r()) / (2 * h);
-      const Matrix6X& J = frame_jacobian(m, d, q, f, ReferenceFrame::LocalWorldAligned);
+      const Matrix6X J = frame_jacobian(m, d, q, f, ReferenceFrame::LocalWorldAligned);
       EXPECT_TRUE((J.bottomRows<3>() * v).isApprox(fd, 1e-7)) << m.frames()[f].name;
       // Angular velocity: Ṙ Rᵀ = ω× in world axes.
       const Mat3 Rdot = (dp.Xframe[f].pose_rotation() - dm.Xframe[f].pose_rotation()) / (2 * h);
@@ -111,7 +111,7 @@ TEST(Jacobians, VelocityProductMatchesFiniteDifferenceOfJacobianTimesVelocity) {
       point_jacobian(m, dp, b, point, ReferenceFrame::LocalWorldAligned, Pp);
       point_jacobian(m, dm, b, point, ReferenceFrame::LocalWorldAligned, Pm);
       const Vec3 fd = (Pp * v - Pm * v) / (2 * h);
-      EXPECT_LT((point_velocity_product(m, d, b, point) - fd).norm(), 1e-6 * std::max(1.0, fd.norm()));
+      EXPECT_LT((point_velocity_product(m, d, b, point, ReferenceFrame::LocalWorldAligned) - fd).norm(), 1e-6 * std::max(1.0, fd.norm()));
     }
     for (int f = 0; f < static_cast<int>(m.frames().size()); ++f) {
       for (ReferenceFrame r : kFrames) {

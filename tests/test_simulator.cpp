@@ -282,7 +282,7 @@ TEST(Simulator, QuadrupedStandsOnItsFeet) {
       if (!sphere) continue;
       const Vec3 centre = d.X0[s.body].inverse_transform_point(s.placement.inverse_transform_point(Vec3::Zero()));
       const Vec3 contact_point = centre - sphere->radius * Vec3::UnitZ();
-      const Vec3 u = point_velocity(m, d, s.body, d.X0[s.body].transform_point(contact_point));
+      const Vec3 u = point_velocity(m, d, s.body, d.X0[s.body].transform_point(contact_point), ReferenceFrame::LocalWorldAligned);
       EXPECT_LT(u.head<2>().norm(), 1e-6) << s.name << " at t = " << rec.times[i];
       ++checked;
     }

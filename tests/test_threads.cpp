@@ -1,4 +1,4 @@
-// Thread safety (DESIGN.md: Model immutable and shared, one Data per thread):
+// Thread safety (Model immutable and shared, one Data per thread):
 // one Model shared by several threads, each with its own Data, ContactSolver,
 // ContactDetector output and Simulator, gives bit-identical results to one
 // thread. Also: URDF and world files loaded concurrently (urdfdom's logging

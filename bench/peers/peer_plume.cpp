@@ -17,6 +17,7 @@ double time_impl(const Case& c, Algo algo, long calls) {
   const Model& m = *c.model;
   Data d(m);
   const int frame = m.get_frame(c.frame);
+  Matrix6X J(6, m.nv());
   const int n = c.nstates();
   switch (algo) {
     case Algo::Rnea:
@@ -47,10 +48,12 @@ double time_impl(const Case& c, Algo algo, long calls) {
       });
     case Algo::Jacobian:
       return mean_ns(calls, n, [&](int k) {
-        const Matrix6X& r = Checked ? frame_jacobian(m, d, c.q[k], frame, ReferenceFrame::LocalWorldAligned)
-                                    : unchecked::frame_jacobian(m, d, c.q[k], frame,
-                                                                ReferenceFrame::LocalWorldAligned);
-        benchmark::DoNotOptimize(r.data());
+        if (Checked) {
+          frame_jacobian(m, d, c.q[k], frame, ReferenceFrame::LocalWorldAligned, J);
+        } else {
+          unchecked::frame_jacobian(m, d, c.q[k], frame, ReferenceFrame::LocalWorldAligned, J);
+        }
+        benchmark::DoNotOptimize(J.data());
         benchmark::ClobberMemory();
       });
   }

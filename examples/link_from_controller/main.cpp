@@ -48,7 +48,7 @@ struct Squat {
 class SquatController {
  public:
   SquatController(const plume::Model& model, const VectorX& q_stand, const std::string& prefix)
-      : model_(model), data_(model), q_ref_(q_stand), v_ref_(model.nv()), a_ref_(model.nv()), tau_feet_(model.nv()) {
+      : model_(model), data_(model), q_ref_(q_stand), v_ref_(model.nv()), a_ref_(model.nv()), tau_feet_(model.nv()), J_(6, model.nv()) {
     for (int leg = 0; leg < 4; ++leg) {
       const std::string name = prefix + kLegs[leg];
       feet_[leg] = model.get_frame(name + "_foot");
@@ -94,10 +94,9 @@ class SquatController {
     // The joint torques through which the feet push with those forces: Jᵀf.
     tau_feet_.setZero();
     for (int leg = 0; leg < 4; ++leg) {
-      const plume::Matrix6X& J = plume::unchecked::frame_jacobian(model_, data_, q, feet_[leg],
-                                                                  plume::ReferenceFrame::LocalWorldAligned);
+      plume::unchecked::frame_jacobian(model_, data_, q, feet_[leg], plume::ReferenceFrame::LocalWorldAligned, J_);
       // Rows 3–5: the linear velocity of the foot centre, world axes ([ω; v] order).
-      tau_feet_.noalias() += J.bottomRows<3>().transpose() * plume::Vec3(0.0, 0.0, fz(leg));
+      tau_feet_.noalias() += J_.bottomRows<3>().transpose() * plume::Vec3(0.0, 0.0, fz(leg));
     }
     tau -= tau_feet_;
 
@@ -123,6 +122,7 @@ class SquatController {
   plume::Data data_;  // the controller's own workspace
   Squat squat_;
   VectorX q_ref_, v_ref_, a_ref_, tau_feet_;
+  plume::Matrix6X J_;  // a foot Jacobian, written in place
   std::array<int, 4> feet_{};
   std::array<plume::Joint, 4> hfe_, kfe_;
   double weight_ = 0.0;

@@ -85,9 +85,7 @@ class Data {
   RowMatrixX LD;  ///< [nv×nv] L strictly below the diagonal (branch-induced pattern), D on it
   VectorX ltdl_tmp;  ///< [nv] workspace of the solves
 
-  // ---- Jacobians: body_jacobian(), frame_jacobian(), point_jacobian() ---------------
-  Matrix6X J;  ///< [6×nv] result of the last 6-D Jacobian call
-  Matrix3X Jp; ///< [3×nv] result of the last point or centre-of-mass Jacobian call
+  // ---- Jacobians (results are the caller's: see jacobians.hpp) ---------------------
   std::vector<int> chain;  ///< [nbodies] workspace: a support chain, leaf first
 
   // ---- energy and momentum: energy.hpp ------------------------------------------

@@ -43,26 +43,26 @@ class Model {
 
   // ---- tree ------------------------------------------------------------
   /// λ(i), the parent of body i (−1 for the world).
-  int parent(int i) const { return parent_[i]; }
+  int parent(int i) const { return parent_[body(i)]; }
   const std::vector<int>& parents() const { return parent_; }
-  const std::string& body_name(int i) const { return body_names_[i]; }
+  const std::string& body_name(int i) const { return body_names_[body(i)]; }
   /// Xtree[i]: from the parent body frame to joint i's predecessor frame.
-  const Transform& Xtree(int i) const { return Xtree_[i]; }
+  const Transform& Xtree(int i) const { return Xtree_[body(i)]; }
   /// Inertia of body i in its own frame (fixed-joint children merged in).
   /// Body 0 holds the links welded to the world; it never moves.
-  const RigidInertia& inertia(int i) const { return inertia_[i]; }
+  const RigidInertia& inertia(int i) const { return inertia_[body(i)]; }
   /// Centre of mass of body i in its own frame, and its rotational inertia
   /// about that point (the same information as inertia(i), in the form the
   /// world-coordinate algorithms transform cheaply).
-  const Vec3& body_com(int i) const { return com_[i]; }
-  const Mat3& body_inertia_about_com(int i) const { return Ic_[i]; }
+  const Vec3& body_com(int i) const { return com_[body(i)]; }
+  const Mat3& body_inertia_about_com(int i) const { return Ic_[body(i)]; }
   /// Joint i connects body i to parent(i); joint 0 is a placeholder (Fixed).
-  const Joint& joint(int i) const { return joints_[i]; }
+  const Joint& joint(int i) const { return joints_[body(i)]; }
   /// Is body j in the subtree rooted at body i (i itself included)?
   bool in_subtree(int i, int j) const;
   /// The root body (child of the world) of the subtree that holds body i
   /// (0 for the world itself).
-  int subtree_root(int i) const { return subtree_root_[i]; }
+  int subtree_root(int i) const { return subtree_root_[body(i)]; }
 
   // ---- degrees of freedom --------------------------------------------------
   /// The body that velocity coordinate k belongs to.
@@ -105,16 +105,27 @@ class Model {
   std::uint64_t uid() const { return uid_; }
 
   // ---- look-ups by name (−1 when absent) -------------------------------------
+  // Every accessor taking a body index (parent, body_name, Xtree, inertia,
+  // body_com, body_inertia_about_com, joint, subtree_root) throws
+  // ArgumentError for an index outside [0, nbodies()), so a −1 from these
+  // look-ups passed on unchecked is reported, not undefined behaviour.
   int body_index(const std::string& name) const;
   int joint_index(const std::string& name) const;
   int frame_index(const std::string& name) const;
-  /// As above but throws plume::Error naming the missing item.
+  /// As above but throw ArgumentError (a plume::Error) naming the missing item
+  /// and suggesting the name meant: the same name with or without a model
+  /// prefix ("quad/LF_foot" for "LF_foot" in a World), else the closest names.
   int get_body(const std::string& name) const;
   int get_joint(const std::string& name) const;
   int get_frame(const std::string& name) const;
 
  private:
   friend class ModelBuilder;
+  int body(int i) const {
+    if (__builtin_expect(i < 0 || i >= static_cast<int>(parent_.size()), 0)) bad_index("body", i, nbodies());
+    return i;
+  }
+  [[noreturn]] static void bad_index(const char* what, int i, int n);
 
   std::string name_;
   int nq_ = 0;

@@ -49,17 +49,17 @@ const Vec3& center_of_mass(const Model& model, Data& data, const VecRef& q) {
   return data.com;
 }
 
-const Matrix3X& com_jacobian(const Model& model, Data& data, const VecRef& q) {
+Matrix3X com_jacobian(const Model& model, Data& data, const VecRef& q) {
   forward_kinematics(model, data, q);
-  data.Jp.setZero();
+  Matrix3X Jc = Matrix3X::Zero(3, model.nv());
   Matrix3X Ji(3, model.nv());
   for (int i = 1; i < model.nbodies(); ++i) {
     const RigidInertia& I = model.inertia(i);
     if (I.mass() <= 0.0) continue;
-    point_jacobian(model, data, i, I.com(), ReferenceFrame::LocalWorldAligned, Ji);
-    data.Jp += (I.mass() / model.total_mass()) * Ji;
+    point_jacobian(model, static_cast<const Data&>(data), i, I.com(), ReferenceFrame::LocalWorldAligned, Ji);
+    Jc += (I.mass() / model.total_mass()) * Ji;
   }
-  return data.Jp;
+  return Jc;
 }
 
 }  // namespace plume

@@ -114,43 +114,117 @@ PLUME_FLATTEN void point_jacobian(const Model& model, const Data& data, int body
   }
 }
 
-namespace unchecked {
+namespace {
 
-const Matrix6X& body_jacobian(const Model& model, Data& data, const VecRef& q, int body, ReferenceFrame ref) {
-  support_kinematics(model, data, q, body);
-  fill_jacobian(model, data, body, data.X0[body], ref, data.J);
-  return data.J;
+void check_columns(const Model& model, Eigen::Index rows, Eigen::Index cols, const char* what) {
+  if (cols != model.nv()) {
+    throw ArgumentError(std::string(what) + " is " + std::to_string(rows) + "x" + std::to_string(cols) + ", expected " +
+                        std::to_string(rows) + "x" + std::to_string(model.nv()) + " (6 or 3 rows, nv columns)");
+  }
 }
 
-const Matrix6X& frame_jacobian(const Model& model, Data& data, const VecRef& q, int frame, ReferenceFrame ref) {
+}  // namespace
+
+const char* to_string(ReferenceFrame ref) {
+  switch (ref) {
+    case ReferenceFrame::Local: return "local";
+    case ReferenceFrame::World: return "world";
+    case ReferenceFrame::LocalWorldAligned: return "local_world_aligned";
+  }
+  return "?";
+}
+
+ReferenceFrame parse_reference_frame(const std::string& text) {
+  for (ReferenceFrame r : {ReferenceFrame::Local, ReferenceFrame::World, ReferenceFrame::LocalWorldAligned}) {
+    if (text == to_string(r)) return r;
+  }
+  throw ArgumentError("unknown reference frame '" + text + "': expected 'world', 'local' or 'local_world_aligned'");
+}
+
+namespace unchecked {
+
+void body_jacobian(const Model& model, Data& data, const VecRef& q, int body, ReferenceFrame ref,
+                   Eigen::Ref<Matrix6X> J) {
+  support_kinematics(model, data, q, body);
+  fill_jacobian(model, data, body, data.X0[body], ref, J);
+}
+
+void frame_jacobian(const Model& model, Data& data, const VecRef& q, int frame, ReferenceFrame ref,
+                    Eigen::Ref<Matrix6X> J) {
   const int body = model.frames()[frame].body;
   support_kinematics(model, data, q, body);
-  fill_jacobian(model, data, body, frame_X0(model, data, frame), ref, data.J);
-  return data.J;
+  fill_jacobian(model, data, body, frame_X0(model, data, frame), ref, J);
 }
 
 }  // namespace unchecked
 
-const Matrix6X& body_jacobian(const Model& model, Data& data, const VecRef& q, int body, ReferenceFrame ref) {
+void body_jacobian(const Model& model, Data& data, const VecRef& q, int body, ReferenceFrame ref,
+                   Eigen::Ref<Matrix6X> J) {
   detail::check_state(model, data, q);
   detail::check_body(model, body);
-  return unchecked::body_jacobian(model, data, q, body, ref);
+  check_columns(model, J.rows(), J.cols(), "J");
+  unchecked::body_jacobian(model, data, q, body, ref, J);
 }
 
-const Matrix6X& frame_jacobian(const Model& model, Data& data, const VecRef& q, int frame, ReferenceFrame ref) {
+Matrix6X body_jacobian(const Model& model, Data& data, const VecRef& q, int body, ReferenceFrame ref) {
+  Matrix6X J(6, model.nv());
+  body_jacobian(model, data, q, body, ref, J);
+  return J;
+}
+
+void frame_jacobian(const Model& model, Data& data, const VecRef& q, int frame, ReferenceFrame ref,
+                    Eigen::Ref<Matrix6X> J) {
   detail::check_state(model, data, q);
   detail::check_frame(model, frame);
-  return unchecked::frame_jacobian(model, data, q, frame, ref);
+  check_columns(model, J.rows(), J.cols(), "J");
+  unchecked::frame_jacobian(model, data, q, frame, ref, J);
 }
 
-const Matrix3X& point_jacobian(const Model& model, Data& data, const VecRef& q, int body, const Vec3& point,
-                               ReferenceFrame ref) {
+Matrix6X frame_jacobian(const Model& model, Data& data, const VecRef& q, int frame, ReferenceFrame ref) {
+  Matrix6X J(6, model.nv());
+  frame_jacobian(model, data, q, frame, ref, J);
+  return J;
+}
+
+Matrix6X frame_jacobian(const Model& model, Data& data, const VecRef& q, const std::string& frame,
+                        ReferenceFrame ref) {
+  return frame_jacobian(model, data, q, model.get_frame(frame), ref);
+}
+
+void point_jacobian(const Model& model, Data& data, const VecRef& q, int body, const Vec3& point, ReferenceFrame ref,
+                    Eigen::Ref<Matrix3X> J) {
   detail::check_state(model, data, q);
   detail::check_body(model, body);
   if (!point.allFinite()) throw ArgumentError("point has a non-finite entry");
+  check_columns(model, J.rows(), J.cols(), "J");
   support_kinematics(model, data, q, body);
-  point_jacobian(model, data, body, point, ref, data.Jp);
-  return data.Jp;
+  point_jacobian(model, static_cast<const Data&>(data), body, point, ref, J);
+}
+
+Matrix3X point_jacobian(const Model& model, Data& data, const VecRef& q, int body, const Vec3& point,
+                        ReferenceFrame ref) {
+  Matrix3X J(3, model.nv());
+  point_jacobian(model, data, q, body, point, ref, J);
+  return J;
+}
+
+Transform frame_placement(const Model& model, Data& data, const VecRef& q, int frame) {
+  detail::check_state(model, data, q);
+  detail::check_frame(model, frame);
+  support_kinematics(model, data, q, model.frames()[frame].body);
+  return frame_X0(model, data, frame);
+}
+
+Transform frame_placement(const Model& model, Data& data, const VecRef& q, const std::string& frame) {
+  return frame_placement(model, data, q, model.get_frame(frame));
+}
+
+Vec3 frame_position(const Model& model, Data& data, const VecRef& q, int frame) {
+  return frame_placement(model, data, q, frame).pose_translation();
+}
+
+Vec3 frame_position(const Model& model, Data& data, const VecRef& q, const std::string& frame) {
+  return frame_placement(model, data, q, frame).pose_translation();
 }
 
 Motion body_velocity_product(const Model&, const Data& data, int body, ReferenceFrame ref) {

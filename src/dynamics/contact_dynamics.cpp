@@ -1,4 +1,4 @@
-// Contact forces (11.41–11.42) and impulses (THEORY §5) through the sparse
+// Contact forces (11.41–11.42) and impulses (docs/theory.md §5) through the sparse
 // factor of H.
 #include "plume/dynamics/contact_dynamics.hpp"
 

@@ -1,5 +1,5 @@
 // The compliant scheme of plume::Simulator: spring–damper contacts with
-// Coulomb friction (Featherstone §11.8, THEORY.md §6) integrated as one
+// Coulomb friction (Featherstone §11.8, docs/theory.md §6) integrated as one
 // smooth ODE by odeint — rosenbrock4 (stiff, Jacobian by forward
 // differences) or an explicit dense-output stepper (dopri5, Bulirsch–Stoer).
 //

@@ -1,4 +1,4 @@
-// The event-driven scheme's loop (Featherstone Table 11.1, THEORY §4):
+// The event-driven scheme's loop (Featherstone Table 11.1, docs/theory.md §4):
 // integrate with the active contacts as equalities (step 1), watch the
 // witnesses (step 2), stop at the earliest crossing on the dense output
 // (step 3), hand it to the impact and contact-set steps (4–6), repeat (7).

@@ -1,5 +1,5 @@
 #pragma once
-// The event-driven scheme: Featherstone's Table 11.1 (THEORY §4) on
+// The event-driven scheme: Featherstone's Table 11.1 (docs/theory.md §4) on
 // Boost.Odeint dense-output steppers. One state, one step of the method per
 // file:
 //

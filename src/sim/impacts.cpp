@@ -1,5 +1,5 @@
 // Table 11.1, step 4: contact gain with an approach speed is an impact.
-// Impulsive dynamics (THEORY §5, 11.52–11.72): the impulse LCP with Newton
+// Impulsive dynamics (docs/theory.md §5, 11.52–11.72): the impulse LCP with Newton
 // restitution over every touching contact (Liu eq. 12–14), friction by a
 // polyhedral cone; the velocities jump at the located time.
 #include "plume/algorithms/kinematics.hpp"

@@ -70,6 +70,7 @@ std::string ContactCatalogue::name_of(const Model& model, const Contact& c) cons
 
 bool sample_controller_checked(const Model& model, const SimulationOptions& options, const ControllerFunction& f,
                                double t, const VectorX& q, const VectorX& v, VectorX& tau, SimulationResult& result) {
+  tau.setZero(model.nv());  // each call starts from τ = 0: nothing is held over from the last sample
   f(t, q, v, tau);
   if (tau.size() != model.nv()) {
     result.status = SimulationStatus::Failed;
@@ -82,6 +83,21 @@ bool sample_controller_checked(const Model& model, const SimulationOptions& opti
       result.status = SimulationStatus::NonFinite;
       result.message = "the controller returned tau[" + std::to_string(i) + "] = " + fmt(tau(i)) + " at t = " + fmt(t);
       return false;
+    }
+  }
+  if (!options.unactuated_torques) {
+    for (int i = 1; i < model.nbodies(); ++i) {
+      const Joint& j = model.joint(i);
+      if (j.type != JointType::FreeFlyer && j.type != JointType::Planar) continue;
+      for (int k = j.v_index; k < j.v_index + j.nv; ++k) {
+        if (tau(k) == 0.0) continue;
+        result.status = SimulationStatus::Failed;
+        result.message = "the controller returned tau[" + std::to_string(k) + "] = " + fmt(tau(k)) + " at t = " +
+                         fmt(t) + " on joint '" + j.name + "' (" + to_string(j.type) +
+                         "), which has no actuator; set SimulationOptions::unactuated_torques (world file: "
+                         "<simulate unactuated_torques=\"true\">) to apply it";
+        return false;
+      }
     }
   }
   if (options.torque_limits) tau = tau.cwiseMax(-model.effort_limit()).cwiseMin(model.effort_limit());

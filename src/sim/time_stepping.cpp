@@ -1,6 +1,6 @@
 // The time-stepping scheme of plume::Simulator: the variable-step implicit
 // trapezoidal rule with the contact LCP inside the step (Liu, Chen, Peng,
-// Qiao 2004; THEORY.md §7), with Coulomb friction through the frictional
+// Qiao 2004; docs/theory.md §7), with Coulomb friction through the frictional
 // LCP of ContactSolver.
 //
 // One step from (t, q, v), with q̈ = a from the force LCP of the persistent

@@ -660,7 +660,7 @@ class WorldReader {
                          "min_step", "max_step", "event_time_tolerance", "contact_tolerance", "velocity_tolerance",
                          "zeno_speed", "slip_velocity", "drift_tolerance", "cone_directions", "max_events",
                          "max_steps", "joint_damping", "joint_limits", "joint_limit_restitution", "torque_limits",
-                         "time_step", "self_collision", "fallback_duration", "fallback_step"});
+                         "unactuated_torques", "time_step", "self_collision", "fallback_duration", "fallback_step"});
     check_no_children(s);
     if (const std::optional<std::string> scheme = attribute(s, "scheme")) {
       try {
@@ -707,6 +707,7 @@ class WorldReader {
     o.joint_limit_restitution =
         number_or(s, "joint_limit_restitution", o.joint_limit_restitution, Range::UnitInterval);
     o.torque_limits = boolean(s, "torque_limits").value_or(o.torque_limits);
+    o.unactuated_torques = boolean(s, "unactuated_torques").value_or(o.unactuated_torques);
     if (const std::optional<bool> self = boolean(s, "self_collision")) builder.set_self_collision(*self);
     if (o.min_step > o.max_step) fail(s, "min_step must not exceed max_step");
     if (o.initial_step < o.min_step || o.initial_step > o.max_step) {

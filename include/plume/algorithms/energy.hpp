@@ -17,7 +17,7 @@ double mechanical_energy(const Model& model, Data& data, const VecRef& q, const 
 Force spatial_momentum(const Model& model, Data& data, const VecRef& q, const VecRef& v);
 /// Centre of mass in world coordinates. Writes data.com.
 const Vec3& center_of_mass(const Model& model, Data& data, const VecRef& q);
-/// Jacobian of the centre of mass (3×nv, world axes): ċ = J_c q̇. Writes data.Jp.
-const Matrix3X& com_jacobian(const Model& model, Data& data, const VecRef& q);
+/// Jacobian of the centre of mass (3×nv, world axes): ċ = J_c q̇, by value.
+Matrix3X com_jacobian(const Model& model, Data& data, const VecRef& q);
 
 }  // namespace plume

@@ -79,10 +79,11 @@ namespace plume {
 
 /// Options of a ContactDetector.
 struct DetectionOptions {
-  /// Contacts with gap φ < margin are reported [m]. 0 reports touching and
-  /// penetrating contacts only; a small positive margin reports approaching
-  /// ones too.
-  double margin = 0.0;
+  /// Contacts with gap φ < margin are reported [m]. The default, 1e-9 m
+  /// (SimulationOptions::contact_tolerance), reports exactly touching
+  /// contacts (φ = 0) as well as penetrating ones; a larger margin reports
+  /// approaching ones too; 0 reports penetrating contacts only.
+  double margin = 1e-9;
   /// Pairs of bodies within one subtree of the world (one robot) are tested
   /// only when true, and never a parent with its child.
   bool self_collision = false;

@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Compliant contact (Featherstone §11.8, eqs. 11.73–11.79; THEORY.md §6):
+/// Compliant contact (Featherstone §11.8, eqs. 11.73–11.79; docs/theory.md §6):
 /// contact forces as a function of the state, for any forward-dynamics call.
 ///
 /// Each point contact is a massless surface patch held by a spring K and a

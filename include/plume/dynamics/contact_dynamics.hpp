@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// Contact forces and contact impulses of a tree in point contact
-/// (Featherstone §11.5–11.7, THEORY.md §3 and §5).
+/// (Featherstone §11.5–11.7, docs/theory.md §3 and §5).
 ///
 /// **Forces** (11.41–11.42). With H q̈ + C = τ + T λ and the separation
 /// accelerations ζ̇ = Tᵀq̈ + Ṫᵀq̇ of the given (persistent, ζ = 0) contacts:
@@ -34,7 +34,7 @@
 /// paradox); they are reported as ContactStatus::Inconsistent, never as a
 /// made-up answer.
 ///
-/// **Impacts** (THEORY §5, Liu et al. eq. 12–14). With pre-impact separation
+/// **Impacts** (docs/theory.md §5, Liu et al. eq. 12–14). With pre-impact separation
 /// velocities ζ⁻ = Tᵀq̇⁻ and restitution e_i, the impulses solve
 ///
 ///     ζ⁺ = ζ⁻ + M λ,  0 ≤ ζ⁺ + e ζ⁻ ⊥ λ ≥ 0,

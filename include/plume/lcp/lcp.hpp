@@ -11,7 +11,7 @@
 /// This is LCP(d, M) of Cottle, Pang & Stone, *The Linear Complementarity
 /// Problem* (1992), ch. 1, who write q for d and z for λ. In plume λ holds contact
 /// forces (or impulses) and w the separation accelerations (or velocities):
-/// THEORY.md §3 (11.42) and §5.
+/// docs/theory.md §3 (11.42) and §5.
 ///
 /// **The solvers.**
 /// | header        | method                                  | guaranteed for |

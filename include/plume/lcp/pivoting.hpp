@@ -43,7 +43,7 @@
 ///   keeps a principal submatrix), every pivot is well defined, and the method
 ///   ends with a solution or an infeasibility certificate. The solution is a
 ///   basic one: the clamped columns of M are independent, so in contact terms
-///   the contacts with λ_i > 0 have independent normals (THEORY.md §3).
+///   the contacts with λ_i > 0 have independent normals (docs/theory.md §3).
 /// - M a P-matrix, symmetric or not (e.g. Murty's upper-triangular example):
 ///   Δw_d > 0 always, no ray occurs, the unique solution is found (the number
 ///   of pivots can grow exponentially with n).

@@ -1,7 +1,7 @@
 #pragma once
 /// @file
 /// The simulator: event-driven rigid contact (Featherstone Table 11.1,
-/// THEORY.md §4) integrated by Boost.Odeint dense-output steppers.
+/// docs/theory.md §4) integrated by Boost.Odeint dense-output steppers.
 ///
 /// Between events an odeint dense-output stepper integrates q̇ = G(q) v and
 /// v̇ = q̈ from the dynamics with the *active* contacts as equality
@@ -93,6 +93,10 @@ struct SimulationOptions {
   bool joint_limits = true;             ///< URDF position limits as unilateral constraints
   double joint_limit_restitution = 0.0; ///< restitution of impacts on joint limits
   bool torque_limits = false;           ///< clamp the controller's output to the URDF efforts
+  /// A controller's τ on the coordinates of a free-flyer or planar joint
+  /// (no actuator) stops the run (status Failed, naming the joint) unless
+  /// this is true.
+  bool unactuated_torques = false;
   double time_step = 1e-3;              ///< time-stepping: initial step h_init [s]
   /// Event-driven: where an event's force or impulse LCP is left unsolved
   /// (Lemke found no solution and proved none impossible — dependent
@@ -131,7 +135,10 @@ struct SensitivityReport {
 };
 
 /// τ = f(t, q, v), called at the controller's sample times; τ is held
-/// constant until the next sample (zero-order hold).
+/// constant until the next sample (zero-order hold). τ is resized to nv and
+/// zeroed before every call, so a controller writes only the joints it
+/// drives; a non-zero τ on a free-flyer's or planar joint's coordinates stops
+/// the run unless SimulationOptions::unactuated_torques.
 using ControllerFunction = std::function<void(double t, const VectorX& q, const VectorX& v, VectorX& tau)>;
 
 enum class EventKind : std::uint8_t { Impact, ContactGain, ContactLoss, Stick, Slip, ZenoRest, Fallback };
