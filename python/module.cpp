@@ -52,10 +52,14 @@ std::string fmt(double x) {
 // `x` as a 1-D float64 array of n finite entries, or ValueError naming it.
 Array vector_arg(const py::handle& x, const char* name, Eigen::Index n, const char* size_name) {
   Array a;
-  try {
-    a = Array::ensure(x);
-  } catch (const py::error_already_set&) {
-    a = Array();
+  if (Array::check_(x)) {
+    a = py::reinterpret_borrow<Array>(x);  // already float64 and contiguous: no conversion call
+  } else {
+    try {
+      a = Array::ensure(x);
+    } catch (const py::error_already_set&) {
+      a = Array();
+    }
   }
   if (!a) {
     PyErr_Clear();

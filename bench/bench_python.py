@@ -1,6 +1,6 @@
 """Costs of the Python layer, measured (issue 18's benchmarks).
 
-    PYTHONPATH=build/python python3 python/bench_python.py [--cli build/apps/plume] [--quick]
+    PYTHONPATH=build/python python3 bench/bench_python.py [--cli build/apps/plume] [--quick]
 
 1. rnea and aba on the quadruped from Python against the same checked C++
    calls timed by `plume bench --json` (ns per call, the same models/states
