@@ -266,6 +266,10 @@ class Simulator:
         SimulationError whose .result holds what was computed.
         """
         r = self._sim.run(duration)
+        summary = r["summary"]
+        summary["coordinates"] = _coordinates(self.scenario.model)
+        if os.path.exists(self.scenario.source):
+            summary["world_absolute"] = os.path.normpath(os.path.abspath(self.scenario.source))
         result = Result(**r)
         if result.status == "failed":
             error = SimulationError(result.message)
@@ -288,6 +292,30 @@ class Simulator:
     @property
     def warnings(self):
         return self._sim.warnings
+
+
+_COMPONENTS = {  # joint type -> (q components, v components), (name, unit) each; apps/cli_common.cpp's table
+    "revolute": ([("angle", "rad")], [("angular_velocity", "rad/s")]),
+    "continuous": ([("angle", "rad")], [("angular_velocity", "rad/s")]),
+    "prismatic": ([("position", "m")], [("velocity", "m/s")]),
+    "planar": ([("x", "m"), ("y", "m"), ("theta", "rad")], [("vx", "m/s"), ("vy", "m/s"), ("omega_z", "rad/s")]),
+    "free-flyer": ([("x", "m"), ("y", "m"), ("z", "m"), ("qx", ""), ("qy", ""), ("qz", ""), ("qw", "")],
+                   [("wx", "rad/s"), ("wy", "rad/s"), ("wz", "rad/s"), ("vx", "m/s"), ("vy", "m/s"), ("vz", "m/s")]),
+}
+
+
+def _coordinates(model):
+    """summary.json's "coordinates": every trajectory column's model, joint, component and unit."""
+    q, v = {}, {}
+    for name, kind, iq, iv in zip(model.joint_names, model.joint_types, model.joint_q_index, model.joint_v_index):
+        owner, _, joint = name.partition("/")
+        qc, vc = _COMPONENTS.get(kind, ([], []))
+        for prefix, index, comps, out in (("q_", iq, qc, q), ("v_", iv, vc, v)):
+            for k, (component, unit) in enumerate(comps):
+                column = prefix + str(index + k)
+                out[index + k] = {"column": column, "model": owner, "joint": joint, "type": kind,
+                                  "component": component, "unit": unit}
+    return {e["column"]: e for e in [q[k] for k in sorted(q)] + [v[k] for k in sorted(v)]}
 
 
 def _run_one(scenario):

@@ -51,12 +51,25 @@ def test_run_matches_plume_simulate(cli, tmp_path):
         assert abs(float(row["time"]) - e["time"]) <= 1e-12 * max(1.0, e["time"])
     summary = json.loads((out / "summary.json").read_text())
     for key in ("status", "steps", "rhs_evaluations", "events", "impacts", "lcp_solves", "scheme", "integrator", "nq",
-                "nv", "models", "output_rate", "samples", "event_rows", "duration"):
+                "nv", "models", "output_rate", "samples", "event_rows", "duration", "coordinates", "world_absolute",
+                "world", "controller", "max_penetration", "energy_start", "energy_end", "warnings", "message"):
         assert result.summary[key] == summary[key], key
     traj = np.loadtxt(out / "trajectory.csv", delimiter=",", skiprows=1)
     assert traj.shape[0] == len(result.trajectory["time"])
     assert np.allclose(traj[:, 0], result.trajectory["time"], rtol=0, atol=1e-12)
     assert np.allclose(traj[:, 1:1 + 7], result.trajectory["q"], rtol=0, atol=1e-9)
+
+
+def test_summary_coordinates_match_plume_simulate_for_the_quadruped(cli, tmp_path):
+    path = world("quadruped_standing.xml")
+    subprocess.run([cli, "simulate", path, "--out", str(tmp_path), "--duration", "0.01", "--no-plots"], check=True,
+                   capture_output=True)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    result = plume.Simulator(plume.load_world(path)).run(duration=0.01)
+    summary["controller"].pop("file")  # controller.csv: the Python run writes no files
+    for key in ("coordinates", "controller", "models", "nq", "nv", "status", "steps", "events"):
+        assert result.summary[key] == summary[key], key
+    assert list(result.summary["coordinates"]) == list(summary["coordinates"])
 
 
 def test_python_pd_controller_equals_the_builtin_one():
