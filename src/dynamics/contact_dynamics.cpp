@@ -390,7 +390,8 @@ void ContactSolver::solve_cone(const Model& model, Data& data, const std::vector
     const double ut2 = D2.col(2 * i + 1).dot(v_);
     const double speed = std::hypot(ut1, ut2);
     G_.col(i) = T.col(i);
-    if (contacts[i].kind == ContactKind::Shapes && mu(i) > 0.0 && speed > options.slip_velocity) {
+    const double slip = options.slip_velocities.size() == nc_ ? options.slip_velocities(i) : options.slip_velocity;
+    if (contacts[i].kind == ContactKind::Shapes && mu(i) > 0.0 && speed > slip) {
       slide_.push_back(i);
       s.mode[i] = ContactMode::Sliding;
       const double c1 = ut1 / speed, c2 = ut2 / speed;

@@ -86,6 +86,11 @@ struct ContactSolveOptions {
   FrictionModel friction = FrictionModel::None;
   int cone_directions = 4;         ///< k of the polyhedral cone (≥ 4)
   double slip_velocity = 1e-6;     ///< sliding speed [m/s] above which a contact slides
+  /// Per contact [nc], when not empty: its own sliding-speed threshold
+  /// instead of slip_velocity (+∞ keeps a contact sticking whatever its
+  /// speed: a time-stepping predictor's sticking contacts, whose predicted
+  /// slip is the predictor's error, not a slide).
+  VectorX slip_velocities;
   double current_tolerance = 1e-9; ///< |ζ̇| below which a contact is current [m/s²]
   PgsOptions pgs;                  ///< the Box model's solver settings
 };
