@@ -149,3 +149,87 @@ TEST(EventLocation, BouncingBallImpactsToMachinePrecisionAtTheDefaults) {
     EXPECT_LE(worst, 1e-12) << "e = " << e;
   }
 }
+
+// ---- the accumulation point (Zeno) --------------------------------------------------------
+namespace {
+
+std::vector<SimulationEvent> events_of(const MemoryRecorder& rec, EventKind kind) {
+  std::vector<SimulationEvent> out;
+  for (const SimulationEvent& ev : rec.events) {
+    if (ev.kind == kind) out.push_back(ev);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(EventLocation, BouncingBallLandsAtTheAccumulationPoint) {
+  // Dropped from h, the ball's impacts accumulate at t∞ = t₁(1 + e)/(1 − e),
+  // t₁ = √(2h/g) (a geometric series of flight times 2et₁·e^k). plume
+  // bounces until the next apex would stay within contact_tolerance
+  // (1e-9 m): 15 impacts for e = 0.5, 47 for 0.8, 99 for 0.9, 203 for 0.95
+  // (the first k with e^k√(2gh) ≤ √(2g·1e-9)), the last one plastic, then lands the ball at rest and logs
+  // zeno_rest at the t∞ predicted from its last flight times.
+  const double h = 1.0;
+  for (const double e : {0.5, 0.8, 0.9, 0.95}) {
+    const double t1 = std::sqrt(2.0 * h / g);
+    const double t_inf = t1 * (1.0 + e) / (1.0 - e);
+    const int bounces = static_cast<int>(std::ceil(std::log(std::sqrt(2 * g * 1e-9) / std::sqrt(2 * g * h)) / std::log(e)));
+    const std::vector<double> exact = bounce_times(h, e, bounces);
+    SimulationOptions o;
+    o.output_rate = 0;
+    Simulator sim(ball_world(h, e), o);
+    MemoryRecorder rec;
+    // Just past t∞: the state there, then 0.5 s on.
+    const SimulationResult res = sim.run_until(t_inf + 1e-6, &rec);
+    ASSERT_EQ(res.status, SimulationStatus::Finished) << res.message;
+    const std::vector<double> t = impact_times(rec);
+    ASSERT_EQ(t.size(), exact.size()) << "e = " << e;
+    double worst = 0.0;
+    for (std::size_t k = 0; k < exact.size(); ++k) worst = std::max(worst, std::abs(t[k] - exact[k]));
+    const auto rest = events_of(rec, EventKind::ZenoRest);
+    ASSERT_EQ(rest.size(), 1u) << "e = " << e;
+    const double gap = sim.q()(2) - 0.1, speed = sim.v().norm();
+    std::printf("e = %.2f: %zu impacts, worst time error %.2e s; zeno_rest %.2e s from t_inf = %.15g s, "
+                "then gap %.1e m, |v| %.1e m/s\n",
+                e, t.size(), worst, rest[0].time - t_inf, t_inf, gap, speed);
+    EXPECT_LE(worst, 1e-11) << "e = " << e;
+    EXPECT_NEAR(rest[0].time, t_inf, 1e-9) << "e = " << e;
+    EXPECT_GT(rest[0].time, t.back()) << "e = " << e;
+    EXPECT_EQ(rec.events.back().kind, EventKind::ZenoRest);
+    // At rest: the gap and the normal velocity at round-off (measured
+    // ≤ 3.9e-15 m and 5.3e-15 m/s after up to 203 impacts and 17.6 s).
+    EXPECT_LE(std::abs(gap), 1e-14) << "e = " << e;
+    EXPECT_LE(speed, 1e-14) << "e = " << e;
+    EXPECT_EQ(sim.current_contacts().size(), 1u);
+    // And it stays there, in persistent contact (its drift, 1.2e-12 m and
+    // 4.9e-12 m/s after 0.5 s, is held below drift_tolerance).
+    const SimulationResult on = sim.run_until(t_inf + 0.5, &rec);
+    ASSERT_EQ(on.status, SimulationStatus::Finished) << on.message;
+    EXPECT_EQ(events_of(rec, EventKind::ZenoRest).size(), 1u);
+    EXPECT_LE(std::abs(sim.q()(2) - 0.1), o.drift_tolerance) << "e = " << e;
+    EXPECT_LE(sim.v().norm(), 1e-9) << "e = " << e;
+  }
+}
+
+TEST(EventLocation, ZenoSpeedRemainsTheFallbackWithoutAGeometricSeries) {
+  // A first impact has no series: below zeno_speed (here 10 m/s, above the
+  // impact speed √(2gh) = 4.43 m/s) it is plastic at once, zeno_rest at
+  // t₁ = √(2h/g).
+  const double h = 1.0;
+  SimulationOptions o;
+  o.output_rate = 0;
+  o.zeno_speed = 10.0;
+  o.duration = 1.0;
+  Simulator sim(ball_world(h, 0.9), o);
+  MemoryRecorder rec;
+  const SimulationResult res = sim.run(&rec);
+  ASSERT_EQ(res.status, SimulationStatus::Finished) << res.message;
+  const auto rest = events_of(rec, EventKind::ZenoRest);
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_TRUE(impact_times(rec).empty());
+  EXPECT_NEAR(rest[0].time, std::sqrt(2.0 * h / g), 1e-12);
+  EXPECT_NEAR(rest[0].pre_normal_velocity, -std::sqrt(2.0 * g * h), 1e-9);
+  EXPECT_NEAR(rest[0].post_normal_velocity, 0.0, 1e-12);
+  EXPECT_LE(sim.v().norm(), 1e-9);
+}

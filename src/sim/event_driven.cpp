@@ -177,6 +177,7 @@ SimulationResult EventDrivenCore::run_until(double until, Recorder* recorder) {
     q = y1.head(m.nq());
     v = y1.tail(m.nv());
     t = t1;
+    emit_landings_until(t);
     track_penetration(q);
     bool restart = false;
     if (next_sample <= t) {
@@ -202,6 +203,7 @@ SimulationResult EventDrivenCore::run_until(double until, Recorder* recorder) {
 EventDrivenCore::EventOutcome EventDrivenCore::handle_event(SimulationResult& result, const StepEvent& event,
                                                             double until) {
   const bool internal = is_slide_switch(event.witness);
+  emit_landings_until(t);
   if (!register_event(result)) {
     if (!rescue(result, until) || !resume_after_rescue(result)) return EventOutcome::Stop;
     return EventOutcome::Restarted;
@@ -213,6 +215,7 @@ EventDrivenCore::EventOutcome EventDrivenCore::handle_event(SimulationResult& re
   const std::vector<Tracked> before = current;
   const long fallbacks_before = stats.fallbacks;
   if (!resolve_contacts(result, until)) return EventOutcome::Stop;
+  forget_resting_series();
   if (stats.fallbacks != fallbacks_before) {
     suppressed.clear();
     if (next_sample <= t && !sample_controller(result)) return EventOutcome::Stop;
@@ -301,6 +304,7 @@ SimulationResult EventDrivenCore::fail_and_finish(SimulationResult& result, Simu
 }
 
 SimulationResult EventDrivenCore::finish(SimulationResult& result, std::chrono::steady_clock::time_point wall0) {
+  emit_landings_until(t);
   record_final_state();
   if (!fallback_log.empty()) {
     result.message += " (" + std::to_string(fallback_log.size()) + " velocity-level fallback window" +

@@ -219,6 +219,25 @@ struct EventDrivenCore {
   // Step 4: the impulse LCP over `touching` with separation speeds zeta
   // (updated to the post-impact ones); false when it fails.
   bool apply_impacts(SimulationResult& result, VectorX& zeta, const VectorX& mu, const VectorX& e);
+  // Zeno (impacts.cpp): the last impact times of each contact in flight,
+  // and the contacts landed at a predicted accumulation point t∞ whose
+  // zeno_rest event is logged once the run passes it.
+  struct ImpactSeries {
+    std::uint64_t id = 0;
+    double time[4] = {0.0, 0.0, 0.0, 0.0};  // the last impacts, oldest first
+    int n = 0;
+  };
+  struct Landing {
+    double time;  // t∞
+    Contact contact;
+  };
+  ImpactSeries& series_of(std::uint64_t id);
+  // t∞ of a series that converges geometrically (NaN otherwise); r its ratio.
+  static double accumulation_point(const ImpactSeries& s, double& r);
+  void forget_resting_series();
+  void emit_landings_until(double time);
+  std::vector<ImpactSeries> series;
+  std::vector<Landing> landings;
   // Step 6: the force LCP over the resting contacts sets `current`.
   bool solve_contact_sets(SimulationResult& result, const VectorX& zeta, const VectorX& mu, const VectorX& e);
   void add_dependent_contacts(const std::vector<int>& resting_current);

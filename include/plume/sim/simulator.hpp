@@ -29,9 +29,20 @@
 /// force LCP 11.42 for the new current and active sets), and the stepper
 /// re-initialised (its cached derivative is stale after a jump).
 ///
-/// Impacts below SimulationOptions::zeno_speed are plastic and the contact
-/// becomes current (event zeno_rest), so bouncing ends in finite time;
-/// a run never loops forever on events (SimulationOptions::max_events).
+/// Zeno, event-driven: a contact's impacts whose last three flight times
+/// shrink by a constant ratio r < 1 (a ball under gravity: r = e) converge to
+/// t∞ = t_k + Δt_k·r/(1−r). The contact bounces on, however slowly, until its
+/// next apex would stay within contact_tolerance; that impact is plastic,
+/// the contact persistent (normal velocity zero, gap zero; the rest of the
+/// state integrated on), and a zeno_rest event (velocities and impulse 0)
+/// is logged at the predicted t∞, where the bouncing motion comes to rest.
+/// A ball dropped 1 m rests at t∞ to 2e-11 s, its gap and normal velocity
+/// at round-off. Where the sequence is not geometric (a first or second
+/// impact, several bodies, friction) an impact slower than
+/// SimulationOptions::zeno_speed is plastic at once (zeno_rest at that
+/// impact) — the rule of the time-stepping scheme too. So bouncing ends in
+/// finite time; a run never loops forever on events
+/// (SimulationOptions::max_events).
 /// Constraint drift of the current contacts is projected away when it
 /// exceeds SimulationOptions::drift_tolerance, and quaternions are kept unit.
 /// A failure ends the run with a status naming the time, the contacts and
@@ -83,7 +94,10 @@ struct SimulationOptions {
   double event_time_tolerance = 1e-15;
   double contact_tolerance = 1e-9;      ///< |φ| below which two surfaces touch [m]
   double velocity_tolerance = 1e-7;     ///< |ζ| below which a touching contact rests [m/s]
-  double zeno_speed = 1e-3;             ///< impacts slower than this are plastic [m/s]
+  /// Impacts slower than this are plastic unless (event-driven) the
+  /// contact's flight times are geometric: it then rests at their
+  /// accumulation point t∞ instead (see above) [m/s].
+  double zeno_speed = 1e-3;
   double slip_velocity = 1e-7;          ///< sliding speed below which a contact sticks [m/s]
   double drift_tolerance = 1e-9;        ///< current contacts are projected back beyond this [m]
   int cone_directions = 8;              ///< polyhedral friction cone for the LCPs
