@@ -98,7 +98,6 @@ TEST(Stacking, StacksAtRestStayStill) {
   for (const char* world : {"stack_2", "stack_3_offset", "stack_5"}) {
     for (const Tolerance& tol : kSchemes) {
       SCOPED_TRACE(std::string(world) + " " + to_string(tol.scheme));
-      if (tol.scheme == Scheme::TimeStepping && std::string(world) == "stack_5") continue;  // see issue 16's note
       const Outcome r = run_world(world, tol.scheme);
       ASSERT_EQ(r.result.status, SimulationStatus::Finished) << r.result.message;
       EXPECT_LT(largest_displacement(r), tol.still);

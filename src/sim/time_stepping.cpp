@@ -41,6 +41,7 @@
 #include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/energy.hpp"
 #include "plume/algorithms/kinematics.hpp"
+#include "plume/algorithms/rnea.hpp"
 #include "plume/configuration.hpp"
 #include "plume/contact/contact_jacobian.hpp"
 #include "plume/dynamics/contact_dynamics.hpp"
@@ -170,6 +171,10 @@ class TimeStepping final : public SchemeRunner {
       mu_(static_cast<Eigen::Index>(k)) = beta_[k].mu;
       friction |= beta_[k].mu > 0.0;
     }
+    if (active_set_accelerations(q, v, a, predicted)) {
+      last_ = &fast_;
+      return true;
+    }
     ContactSolveOptions so;
     so.friction = friction ? FrictionModel::PolyhedralCone : FrictionModel::None;
     so.cone_directions = opt_.cone_directions;
@@ -190,6 +195,121 @@ class TimeStepping final : public SchemeRunner {
       return false;
     }
     a = s.ddq;
+    return true;
+  }
+
+  // The force LCP's answer when β's modes are known from the last solve and
+  // still hold: the active contacts (pushing, or touching with ζ̇ = 0) as
+  // equalities — normal rows, tangential rows for the sticking ones, sliding
+  // ones pushing along t − μ s — with dependent rows resolved by their
+  // minimum-norm forces (regularised 1e-12), accepted when every normal
+  // force is ≥ 0, every sticking force inside its cone and no inactive
+  // contact accelerates into its surface. Otherwise the LCP decides. A
+  // resting stack of cubes then solves a small linear system per step
+  // instead of a degenerate LCP of 20 contacts × 8 cone directions.
+  bool active_set_accelerations(const VectorX& q, const VectorX& v, VectorX& a, bool predicted) {
+    if (!modes_known_) return false;
+    const Model& m = model();
+    const int nc = static_cast<int>(contacts_.size());
+    const int nv = m.nv();
+    int rows = 0;
+    bool any_active = false;
+    for (const Tracked& tr : beta_) {
+      if (!tr.active) continue;
+      any_active = true;
+      rows += tr.mode == ContactMode::Sticking && tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes ? 3 : 1;
+    }
+    if (!any_active) return false;
+    const MatrixX& H = unchecked::crba(m, data_, q);
+    fast_H_.compute(H);
+    fast_a0_ = tau_applied_ - unchecked::bias_forces_after_crba(m, data_, v);
+    fast_a0_ = fast_H_.solve(fast_a0_);
+    fast_T_.resize(nv, nc);
+    fast_Tdv_.resize(nc);
+    fast_D_.resize(nv, 2 * nc);
+    fast_Ddv_.resize(2 * nc);
+    contact_jacobians(m, data_, contacts_, fast_T_, fast_Tdv_, fast_D_, fast_Ddv_, true);
+    fast_K_.resize(nv, rows);
+    fast_G_.resize(nv, rows);
+    fast_b_.resize(rows);
+    fast_slide_.setZero(2, nc);
+    int r = 0;
+    for (int k = 0; k < nc; ++k) {
+      const Tracked& tr = beta_[static_cast<std::size_t>(k)];
+      if (!tr.active) continue;
+      fast_K_.col(r) = fast_T_.col(k);
+      fast_G_.col(r) = fast_T_.col(k);
+      fast_b_(r) = fast_Tdv_(k);
+      const bool friction = tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes;
+      if (friction && tr.mode == ContactMode::Sliding) {
+        const Eigen::Vector2d u(fast_D_.col(2 * k).dot(v), fast_D_.col(2 * k + 1).dot(v));
+        if (u.norm() <= opt_.slip_velocity) return false;  // no direction to slide in
+        fast_slide_.col(k) = u.normalized();
+        fast_G_.col(r) -= tr.mu * (fast_slide_(0, k) * fast_D_.col(2 * k) + fast_slide_(1, k) * fast_D_.col(2 * k + 1));
+      } else if (friction && tr.mode != ContactMode::Sticking) {
+        return false;
+      }
+      ++r;
+      if (friction && tr.mode == ContactMode::Sticking) {
+        for (int j = 0; j < 2; ++j, ++r) {
+          fast_K_.col(r) = fast_D_.col(2 * k + j);
+          fast_G_.col(r) = fast_D_.col(2 * k + j);
+          fast_b_(r) = fast_Ddv_(2 * k + j);
+        }
+      }
+    }
+    fast_HiG_ = fast_H_.solve(fast_G_);
+    fast_A_.noalias() = fast_K_.transpose() * fast_HiG_;
+    fast_A_.diagonal().array() += 1e-12 * std::max(1e-12, fast_A_.diagonal().cwiseAbs().maxCoeff());
+    fast_b_ = -(fast_K_.transpose() * fast_a0_ + fast_b_);
+    fast_lambda_ = fast_A_.partialPivLu().solve(fast_b_);
+    ContactSolution& s = fast_;
+    s.ddq = fast_a0_ + fast_HiG_ * fast_lambda_;
+    s.zeta_dot = fast_T_.transpose() * s.ddq + fast_Tdv_;
+    s.lambda.setZero(nc);
+    s.friction.setZero(2, nc);
+    s.mode.assign(static_cast<std::size_t>(nc), ContactMode::Sticking);
+    s.current.clear();
+    s.active.clear();
+    r = 0;
+    for (int k = 0; k < nc; ++k) {
+      const Tracked& tr = beta_[static_cast<std::size_t>(k)];
+      s.mode[static_cast<std::size_t>(k)] = tr.mode;
+      if (!tr.active) continue;
+      s.lambda(k) = fast_lambda_(r++);
+      if (tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes && tr.mode == ContactMode::Sticking) {
+        s.friction.col(k) = fast_lambda_.segment<2>(r);
+        r += 2;
+      } else if (tr.mode == ContactMode::Sliding) {
+        s.friction.col(k) = -tr.mu * s.lambda(k) * fast_slide_.col(k);
+      }
+      s.active.push_back(k);
+    }
+    double scale = 1e-12;
+    for (int k = 0; k < nc; ++k) scale = std::max(scale, std::abs(s.lambda(k)));
+    const double floor = 1e-9 * scale;
+    const double tol = 1e-9 * std::max(1.0, s.zeta_dot.cwiseAbs().maxCoeff());
+    for (int k = 0; k < nc; ++k) {
+      const Tracked& tr = beta_[static_cast<std::size_t>(k)];
+      if (tr.active) {
+        if (s.lambda(k) < -floor) return false;
+        if (tr.mode == ContactMode::Sticking && tr.mu > 0.0 && s.friction.col(k).norm() > tr.mu * s.lambda(k) + floor) {
+          return false;
+        }
+      } else if (s.zeta_dot(k) < -tol) {
+        return false;
+      }
+      if (std::abs(s.zeta_dot(k)) <= tol) {
+        s.current.push_back(k);
+      } else if (!tr.active) {
+        s.mode[static_cast<std::size_t>(k)] = ContactMode::Separating;
+      }
+    }
+    (void)predicted;
+    s.status = ContactStatus::Solved;
+    s.pivots = 0;
+    a = s.ddq;
+    ++stats_fast_;
     return true;
   }
 
@@ -416,6 +536,14 @@ class TimeStepping final : public SchemeRunner {
   std::vector<int> slow_;
   std::string message_;
   const ContactSolution* last_ = nullptr;  // the solver's last force solution
+  // active_set_accelerations: β's modes known from the last solve, workspace
+  bool modes_known_ = false;
+  long stats_fast_ = 0;
+  ContactSolution fast_;
+  Eigen::LDLT<MatrixX> fast_H_;
+  MatrixX fast_T_, fast_D_, fast_K_, fast_G_, fast_HiG_, fast_A_;
+  Matrix2X fast_slide_;
+  VectorX fast_a0_, fast_Tdv_, fast_Ddv_, fast_b_, fast_lambda_;
 
   double h_init_ = 1e-3;
   int run_ = 0;
@@ -606,6 +734,17 @@ bool TimeStepping::settle(SimulationResult& result) {
     tr.contact = c;
     parameters_of(c, tr.mu, tr.restitution);
     beta_.push_back(tr);
+  }
+  // The modes of the last solve carry over while β keeps its contacts.
+  modes_known_ = !beta_.empty() && beta_.size() == previous.size();
+  for (std::size_t k = 0; modes_known_ && k < beta_.size(); ++k) {
+    if (previous[k].contact.id != beta_[k].contact.id) {
+      modes_known_ = false;
+      break;
+    }
+    beta_[k].mode = previous[k].mode;
+    beta_[k].active = previous[k].active;
+    beta_[k].slide_dir = previous[k].slide_dir;
   }
   if (!accelerations(q_, v_, a_)) {
     return fail(result, SimulationStatus::ContactFailure, "contact forces at t = " + fmt(t_) + ": " + message_);
