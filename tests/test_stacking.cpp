@@ -95,9 +95,11 @@ TEST(Stacking, CubeDroppedOntoACubeLandsAtTheFreeFallTimeAndRestsOneEdgeHigher) 
 }
 
 TEST(Stacking, StacksAtRestStayStill) {
-  for (const char* world : {"stack_2", "stack_3_offset", "stack_5"}) {
+  for (const char* world : {"stack_2", "stack_3_offset", "stack_5", "pyramid_10"}) {
     for (const Tolerance& tol : kSchemes) {
       SCOPED_TRACE(std::string(world) + " " + to_string(tol.scheme));
+      // (the compliant pyramid takes 14 s of wall time: run by bench_stacking instead)
+      if (tol.scheme == Scheme::Compliant && std::string(world) == "pyramid_10") continue;
       const Outcome r = run_world(world, tol.scheme);
       ASSERT_EQ(r.result.status, SimulationStatus::Finished) << r.result.message;
       EXPECT_LT(largest_displacement(r), tol.still);

@@ -1,0 +1,104 @@
+// Bodies on bodies (issue 16): whole runs of the stacking worlds per scheme.
+//
+//   build/bench/bench_stacking [--benchmark_filter=stack_3]
+//
+// Timed like bench_simulation (a fresh Simulator per iteration, only
+// Simulator::run_until timed). Counters, per run:
+//   rtf                 simulated seconds / wall seconds
+//   fallbacks_per_s     event-driven velocity-level fallback windows per simulated second
+//   lcp, events, steps  the run's SimulationStatistics
+//   contacts            touching contacts at the end of the run (the N-cube stacks)
+//   max_pen_m           largest penetration −φ [m]
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <string>
+
+#include "plume/sim/simulator.hpp"
+#include "plume/sim/world_file.hpp"
+
+using namespace plume;
+
+namespace {
+
+void run_scenario(benchmark::State& state, const Scenario& scenario, Scheme scheme, double duration) {
+  SimulationOptions options = scenario.options;
+  options.scheme = scheme;
+  options.duration = duration;
+  options.output_rate = 0;
+  double simulated = 0.0, wall = 0.0, max_penetration = 0.0;
+  long steps = 0, events = 0, lcp = 0, fallbacks = 0, runs = 0, contacts = 0;
+  for (auto _ : state) {
+    Simulator sim(scenario.world, options);
+    if (scenario.controller) {
+      sim.set_controller(scenario.controller->function(scenario.world.model()), scenario.controller_period);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    const SimulationResult result = sim.run_until(duration);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    state.SetIterationTime(seconds);
+    if (result.status != SimulationStatus::Finished) {
+      state.SkipWithError(("the run stopped early: " + result.message).c_str());
+      break;
+    }
+    simulated += result.time;
+    wall += seconds;
+    steps += result.statistics.steps;
+    events += result.statistics.events;
+    lcp += result.statistics.lcp_solves;
+    fallbacks += result.statistics.fallbacks;
+    contacts += static_cast<long>(sim.current_contacts().size());
+    max_penetration = std::max(max_penetration, result.statistics.max_penetration);
+    ++runs;
+  }
+  if (runs == 0) return;
+  const double n = static_cast<double>(runs);
+  state.counters["rtf"] = simulated / wall;
+  state.counters["fallbacks_per_s"] = static_cast<double>(fallbacks) / simulated;
+  state.counters["steps"] = static_cast<double>(steps) / n;
+  state.counters["events"] = static_cast<double>(events) / n;
+  state.counters["lcp"] = static_cast<double>(lcp) / n;
+  state.counters["contacts"] = static_cast<double>(contacts) / n;
+  state.counters["max_pen_m"] = max_penetration;
+}
+
+void BM_World(benchmark::State& state, const std::string& file, Scheme scheme, double duration) {
+  run_scenario(state, load_world(std::string(PLUME_MODELS_DIR) + "/worlds/" + file), scheme, duration);
+}
+
+// N cubes stacked straight at rest (4 contacts per face, 4N in all).
+void BM_StackOfN(benchmark::State& state, Scheme scheme) {
+  const int n = static_cast<int>(state.range(0));
+  std::string xml = "<world gravity=\"0 0 -9.81\">\n";
+  for (int i = 0; i < n; ++i) {
+    xml += "<model name=\"cube_" + std::to_string(i + 1) + "\" urdf=\"cube.urdf\" root=\"free\"><state q=\"0 0 " +
+           std::to_string(0.05 + 0.1 * i) + " 0 0 0 1\"/></model>\n";
+  }
+  xml += "<ground normal=\"0 0 1\" offset=\"0\"/><contact mu=\"0.5\" restitution=\"0\"/></world>\n";
+  run_scenario(state, load_world_string(xml, "stack_of_n", PLUME_MODELS_DIR), scheme, 1.0);
+}
+
+}  // namespace
+
+#define PLUME_WORLD_BENCH(name, file, duration)                                                              \
+  BENCHMARK_CAPTURE(BM_World, name##_event_driven, file, Scheme::EventDriven, duration)                     \
+      ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);                                      \
+  BENCHMARK_CAPTURE(BM_World, name##_time_stepping, file, Scheme::TimeStepping, duration)                   \
+      ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);                                      \
+  BENCHMARK_CAPTURE(BM_World, name##_compliant, file, Scheme::Compliant, duration)                          \
+      ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1)
+
+// The issue's scenes: the stack of 3 cubes (3 cm offsets), a pyramid of 10,
+// the cube drop, the humanoid collapsing, the quadruped demo (1 s each).
+PLUME_WORLD_BENCH(stack_3_offset, "stack_3_offset.xml", 1.0);
+PLUME_WORLD_BENCH(pyramid_10, "pyramid_10.xml", 1.0);
+PLUME_WORLD_BENCH(cube_on_cube, "cube_on_cube.xml", 1.0);
+PLUME_WORLD_BENCH(humanoid_falling, "humanoid_falling.xml", 1.5);
+PLUME_WORLD_BENCH(quadruped_standing, "quadruped_standing.xml", 1.0);
+
+// How the cost grows with the number of contacts: 1 to 10 stacked cubes.
+BENCHMARK_CAPTURE(BM_StackOfN, event_driven, Scheme::EventDriven)
+    ->DenseRange(1, 10)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_StackOfN, time_stepping, Scheme::TimeStepping)
+    ->DenseRange(1, 10)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_MAIN();
