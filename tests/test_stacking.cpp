@@ -220,3 +220,20 @@ TEST(Incline, ABallRollsAboveTheRollingLimitAndSlidesAndSpinsBelowIt) {
     EXPECT_LT(slide.energy_gain, tol.energy);
   }
 }
+
+TEST(Sliding, ABoxSlidesToRestAtVSquaredOverTwoMuG) {
+  // models/worlds/box_sliding_to_rest.xml: v0 = 1 m/s, μ = 0.5. Tolerances:
+  // event-driven and time-stepping locate the stick (measured 5e-15 m);
+  // the compliant scheme's tangential spring holds μ m g at a deflection of
+  // μ m g / K_t = 2.5e-5 m.
+  const double d = 1.0 / (2 * 0.5 * g);
+  for (const Tolerance& tol : kSchemes) {
+    SCOPED_TRACE(to_string(tol.scheme));
+    const Outcome r = run_world("box_sliding_to_rest", tol.scheme, 0.5);
+    ASSERT_EQ(r.result.status, SimulationStatus::Finished) << r.result.message;
+    EXPECT_NEAR(r.q(0), d, tol.scheme == Scheme::Compliant ? 3e-5 : 1e-8);
+    EXPECT_NEAR(r.q(2), 0.05, tol.height);
+    EXPECT_LT(r.v.norm(), 1e-6) << "still moving at 0.5 s";
+    EXPECT_LE(r.result.statistics.energy_end, r.result.statistics.energy_start + 1e-9);
+  }
+}
