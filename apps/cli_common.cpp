@@ -17,6 +17,7 @@ Model load_model(const std::string& path, const LoadArgs& load, urdf::CollisionM
   options.root = urdf::parse_root_joint(load.root);
   options.inertia = parse_inertia_policy(load.inertia);
   options.package_dirs = load.package_dirs;
+  options.srdf = load.srdf;
   options.collision_meshes = meshes;
   Model m = urdf::load(path, options);
   if (print_warnings) {

@@ -17,6 +17,7 @@ struct LoadArgs {
   std::string root = "fixed";      ///< fixed, free or planar
   std::string inertia = "warn";    ///< strict, warn or repair
   std::vector<std::string> package_dirs;
+  std::string srdf;                ///< the robot's SRDF (named configurations, disabled collisions); may be empty
 };
 
 /// Loads a URDF for a command; dynamics-only commands skip collision meshes.

@@ -9,8 +9,6 @@
 #include <iomanip>
 #include <iostream>
 
-#include <tinyxml2.h>
-
 #include "cli_common.hpp"
 #include "plume/configuration.hpp"
 #include "plume/error.hpp"
@@ -35,56 +33,30 @@ fs::path view_output_path(const std::string& out) {
   return p;
 }
 
-// Sets the joints an SRDF <group_state> names (1-DoF joints: <joint name value/>);
-// the others keep their value. Returns the state's name. `state` "" takes the first.
-std::string apply_srdf_state(const Model& model, const std::string& srdf, const std::string& state, VectorX& q) {
-  tinyxml2::XMLDocument doc;
-  if (doc.LoadFile(srdf.c_str()) != tinyxml2::XML_SUCCESS) {
-    throw ArgumentError("--srdf " + srdf + ": " + (doc.ErrorStr() ? std::string(doc.ErrorStr()) : "cannot read it"));
+// The SRDF <group_state> a page opens at: the one named, or the first.
+const NamedConfiguration& srdf_state(const Model& model, const std::string& srdf, const std::string& state) {
+  const std::vector<NamedConfiguration>& states = model.named_configurations();
+  std::string list;
+  for (const NamedConfiguration& c : states) {
+    if (state.empty() || c.name == state) return c;
+    list += (list.empty() ? "" : ", ") + c.name;
   }
-  const tinyxml2::XMLElement* robot = doc.FirstChildElement("robot");
-  std::vector<std::string> names;
-  const tinyxml2::XMLElement* chosen = nullptr;
-  for (const tinyxml2::XMLElement* g = robot ? robot->FirstChildElement("group_state") : nullptr; g;
-       g = g->NextSiblingElement("group_state")) {
-    const char* n = g->Attribute("name");
-    names.push_back(n ? n : "");
-    if (!chosen && (state.empty() || state == names.back())) chosen = g;
-  }
-  if (!chosen) {
-    std::string list;
-    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-    throw ArgumentError("--srdf " + srdf + (state.empty() ? std::string(" has no <group_state>")
-                                                         : " has no <group_state> named '" + state + "'") +
-                        (list.empty() ? "" : " (it has: " + list + ")"));
-  }
-  for (const tinyxml2::XMLElement* j = chosen->FirstChildElement("joint"); j; j = j->NextSiblingElement("joint")) {
-    const char* name = j->Attribute("name");
-    double value = 0.0;
-    if (!name || j->QueryDoubleAttribute("value", &value) != tinyxml2::XML_SUCCESS || !std::isfinite(value)) {
-      throw ArgumentError("--srdf " + srdf + ":" + std::to_string(j->GetLineNum()) +
-                          ": a <joint> of group_state '" + std::string(chosen->Attribute("name") ? chosen->Attribute("name") : "") + "' needs a name and a finite value");
-    }
-    const int b = model.joint_index(name);
-    if (b < 0) {
-      throw ArgumentError("--srdf " + srdf + ":" + std::to_string(j->GetLineNum()) + ": joint '" + name +
-                          "' is not a moving joint of '" + model.name() + "'");
-    }
-    const Joint& joint = model.joint(b);
-    if (joint.nq != 1) {
-      throw ArgumentError("--srdf " + srdf + ":" + std::to_string(j->GetLineNum()) + ": joint '" + name +
-                          "' has " + std::to_string(joint.nq) + " coordinates; one value sets 1-DoF joints only");
-    }
-    q(joint.q_index) = value;
-  }
-  return chosen->Attribute("name") ? chosen->Attribute("name") : "";
+  throw ArgumentError("--srdf " + srdf + (state.empty() ? std::string(" has no <group_state>")
+                                                       : " has no <group_state> named '" + state + "'") +
+                      (list.empty() ? "" : " (it has: " + list + ")"));
 }
 
 int run_view(const ViewArgs& args) {
-  const Model model = load_model(args.model, args.load);
+  LoadArgs load = args.load;
+  load.srdf = args.srdf;
+  const Model model = load_model(args.model, load);
   VectorX q = neutral_configuration(model);
   std::string state;
-  if (!args.srdf.empty()) state = apply_srdf_state(model, args.srdf, args.state, q);
+  if (!args.srdf.empty()) {
+    const NamedConfiguration& chosen = srdf_state(model, args.srdf, args.state);
+    q = chosen.q;
+    state = chosen.name;
+  }
   if (!args.q.empty()) {
     q = parse_vector(args.q, "--q", model.nq(), "nq of '" + model.name() + "' with a " + args.load.root + " root");
     for (int b = 1; b < model.nbodies(); ++b) {

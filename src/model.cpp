@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "plume/error.hpp"
+#include "names.hpp"
 
 namespace plume {
 
@@ -71,21 +72,6 @@ int Model::frame_index(const std::string& name) const {
 }
 namespace {
 
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string after_slash(const std::string& s) {
   const std::size_t k = s.rfind('/');
   return k == std::string::npos ? s : s.substr(k + 1);
@@ -101,7 +87,7 @@ std::string suggestion(const std::vector<std::string>& names, const std::string&
   if (hits.empty()) {
     std::size_t best = std::max<std::size_t>(2, name.size() / 3) + 1;
     for (const std::string& n : names) {
-      const std::size_t d = std::min(edit_distance(n, name), edit_distance(after_slash(n), after_slash(name)));
+      const std::size_t d = std::min(detail::edit_distance(n, name), detail::edit_distance(after_slash(n), after_slash(name)));
       if (d < best) {
         best = d;
         hits.assign(1, n);
@@ -162,6 +148,28 @@ void Model::bad_index(const char* what, int i, int n) {
                       ")" + (i == -1 ? " (-1: a look-up by name that found nothing? get_body/get_joint/get_frame "
                                        "throw naming the missing item)"
                                      : ""));
+}
+
+const NamedConfiguration& Model::named_configuration(const std::string& name) const {
+  for (const NamedConfiguration& c : named_configurations_) {
+    if (c.name == name) return c;
+  }
+  if (named_configurations_.empty()) {
+    throw ModelError("model '" + name_ + "' has no named configuration '" + name +
+                     "': it has none; load the robot's SRDF (urdf::LoadOptions::srdf, <model srdf=\"…\">) for its "
+                     "<group_state> postures");
+  }
+  std::vector<std::string> names;
+  for (const NamedConfiguration& c : named_configurations_) names.push_back(c.name);
+  throw ModelError("model '" + name_ + "' has no named configuration '" + name + "'" +
+                   detail::did_you_mean(name, names) + "; it has " + detail::quoted_list(names));
+}
+
+bool Model::collision_disabled(const std::string& a, const std::string& b) const {
+  for (const auto& [x, y] : disabled_collisions_) {
+    if ((x == a && y == b) || (x == b && y == a)) return true;
+  }
+  return false;
 }
 
 }  // namespace plume

@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "inertia_check.hpp"
+#include "names.hpp"
+#include "plume/configuration.hpp"
 #include "plume/error.hpp"
 
 namespace plume {
@@ -192,7 +194,9 @@ std::vector<int> ModelBuilder::append_model(const Model& model, int parent,
     if (s.body == 0) c.placement = s.placement * placement;
     collisions_.push_back(c);
   }
-  for (const std::string& w : model.warnings()) warnings_.push_back(prefix + ": " + w);
+  for (const auto& [a, b] : model.disabled_collisions()) disabled_collisions_.push_back({prefix + a, prefix + b, {}});
+  const std::string label = prefix.empty() ? std::string() : prefix.substr(0, prefix.size() - (prefix.back() == '/' ? 1 : 0));
+  for (const std::string& w : model.warnings()) warnings_.push_back(label.empty() ? w : "model '" + label + "': " + w);
   return map;
 }
 
@@ -312,6 +316,87 @@ void ModelBuilder::set_gravity(const Vec3& g) {
 }
 
 void ModelBuilder::add_warning(const std::string& warning) { warnings_.push_back(warning); }
+
+void ModelBuilder::add_named_configuration(const NamedConfigurationSpec& spec) {
+  for (const NamedConfigurationSpec& c : named_configurations_) {
+    if (c.name == spec.name) throw ModelError("a second named configuration " + quoted(spec.name));
+  }
+  named_configurations_.push_back(spec);
+}
+
+void ModelBuilder::disable_collision(const std::string& a, const std::string& b, const std::string& where) {
+  disabled_collisions_.push_back({a, b, where});
+}
+
+void ModelBuilder::resolve_semantics(Model& m) const {
+  std::vector<std::string> joint_names, frame_names;
+  for (int i = 1; i < m.nbodies(); ++i) joint_names.push_back(m.joint(i).name);
+  for (const Frame& f : m.frames()) frame_names.push_back(f.name);
+  auto prefix = [](const std::string& where) { return where.empty() ? std::string() : where + ": "; };
+
+  const VectorX neutral = neutral_configuration(m);
+  for (const NamedConfigurationSpec& spec : named_configurations_) {
+    NamedConfiguration c;
+    c.name = spec.name;
+    c.group = spec.group;
+    c.q = neutral;
+    const std::string state = "state " + quoted(spec.name);
+    for (const NamedConfigurationSpec::JointValues& jv : spec.joints) {
+      const int k = m.joint_index(jv.joint);
+      if (k < 0) {
+        const bool merged = m.frame_index(jv.joint) >= 0;
+        m.warnings_.push_back(prefix(jv.where) + state + ": joint " + quoted(jv.joint) +
+                              (merged ? " is not a moving joint of the model" : " is not in the model" +
+                                                                                  detail::did_you_mean(jv.joint, joint_names)) +
+                              "; its value is ignored");
+        continue;
+      }
+      const Joint& j = m.joint(k);
+      if (static_cast<int>(jv.values.size()) != j.nq) {
+        std::ostringstream msg;
+        msg << prefix(jv.where) << state << ": joint " << quoted(jv.joint) << " (" << to_string(j.type) << ") has "
+            << j.nq << " coordinate" << (j.nq == 1 ? "" : "s") << ", " << jv.values.size() << " value"
+            << (jv.values.size() == 1 ? " is" : "s are") << " given";
+        throw ModelError(msg.str());
+      }
+      for (int i = 0; i < j.nq; ++i) {
+        const double x = jv.values[static_cast<std::size_t>(i)];
+        if (!std::isfinite(x)) throw ModelError(prefix(jv.where) + state + ": joint " + quoted(jv.joint) + ": value is not finite");
+        c.q(j.q_index + i) = x;
+      }
+      if (j.nq == 1) {
+        const double x = jv.values[0], lo = m.lower_(j.q_index), hi = m.upper_(j.q_index);
+        const double slack = 1e-9 * (1.0 + std::abs(x));
+        if (x < lo - slack || x > hi + slack) {
+          std::ostringstream msg;
+          msg << prefix(jv.where) << state << ": joint " << quoted(jv.joint) << " value " << x << " is outside its limits ["
+              << lo << ", " << hi << "]";
+          m.warnings_.push_back(msg.str());
+        }
+      } else if (j.type == JointType::FreeFlyer) {
+        const double n = c.q.segment<4>(j.q_index + 3).norm();
+        if (!(std::abs(n - 1.0) < 1e-6)) {
+          throw ModelError(prefix(jv.where) + state + ": joint " + quoted(jv.joint) +
+                           ": the quaternion (values 4-7, x y z w) must have unit norm");
+        }
+      }
+      c.joints.push_back(jv.joint);
+    }
+    m.named_configurations_.push_back(std::move(c));
+  }
+
+  for (const DisabledPair& d : disabled_collisions_) {
+    bool known = true;
+    for (const std::string* link : {&d.a, &d.b}) {
+      if (m.frame_index(*link) >= 0) continue;
+      known = false;
+      m.warnings_.push_back(prefix(d.where) + "disabled collision " + quoted(d.a) + " – " + quoted(d.b) + ": link " +
+                            quoted(*link) + " is not in the model" + detail::did_you_mean(*link, frame_names) +
+                            "; the pair is ignored");
+    }
+    if (known && !m.collision_disabled(d.a, d.b)) m.disabled_collisions_.emplace_back(d.a, d.b);
+  }
+}
 
 Model ModelBuilder::build() const {
   Model m;
@@ -473,6 +558,7 @@ Model ModelBuilder::build() const {
       throw ModelError("collision shape " + quoted(s.name) + ": placement is not a finite rigid transform");
     }
   }
+  resolve_semantics(m);
   m.uid_ = next_uid.fetch_add(1);
   return m;
 }

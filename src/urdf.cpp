@@ -14,6 +14,9 @@
 #include <sstream>
 
 #include "inertia_check.hpp"
+#include "names.hpp"
+#include "plume/contact/environment.hpp"
+#include "plume/srdf.hpp"
 #include "plume/geometry/convex_hull.hpp"
 #include "plume/geometry/mesh.hpp"
 #include "plume/error.hpp"
@@ -107,12 +110,17 @@ class Loader {
     if (visited_.size() != count_links(*urdf)) {
       fail("some links are not connected to the root link '" + root->name + "'");
     }
+    check_overrides();
     read_plume_extension(doc);
     for (CollisionShape& s : shapes_) builder_.add_collision(s);
+    if (!options_.srdf.empty()) read_srdf(urdf->getName());
     try {
       return builder_.build();
     } catch (const ModelError& e) {
-      fail(e.what());
+      // Errors from the SRDF start with its own "FILE:LINE: ".
+      const std::string what = e.what();
+      if (!options_.srdf.empty() && what.rfind(options_.srdf + ":", 0) == 0) throw UrdfError(what);
+      fail(what);
     }
     return Model();
   }
@@ -468,6 +476,25 @@ class Loader {
 
   void add_collisions(const ::urdf::Link& link, int body, const Transform& X_L_body) {
     int k = 0;
+    const auto override_it = options_.collision_overrides.find(link.name);
+    if (override_it != options_.collision_overrides.end()) {
+      for (const LinkCollision& given : override_it->second) {
+        CollisionShape s;
+        s.link = link.name;
+        s.name = link.name + "/collision_" + std::to_string(k++);
+        s.body = body;
+        s.placement = given.origin * X_L_body;
+        s.geometry = given.geometry;
+        s.material = given.material;
+        try {
+          check_geometry(s.geometry, "collision '" + s.name + "'");
+        } catch (const Error& e) {
+          fail_link(link.name, e.what());
+        }
+        shapes_.push_back(s);
+      }
+      return;
+    }
     for (const auto& c : link.collision_array) {
       if (!c || !c->geometry) continue;
       CollisionShape s;
@@ -538,6 +565,40 @@ class Loader {
       mesh.hull.reset();
       mesh.problem = e.what();
       warn_link(link, what + "; the shape is not usable for contact");
+    }
+  }
+
+  // Every overridden link must exist (a typo would leave the URDF's shapes in place).
+  void check_overrides() const {
+    for (const auto& [link, shapes] : options_.collision_overrides) {
+      if (visited_.count(link)) continue;
+      std::vector<std::string> links(visited_.begin(), visited_.end());
+      fail("collision shapes are given for link '" + link + "', which the URDF does not have" +
+           detail::did_you_mean(link, links));
+    }
+  }
+
+  // The SRDF's group states and disabled collision pairs (LoadOptions::srdf).
+  void read_srdf(const std::string& robot) {
+    const srdf::Description d = srdf::read(options_.srdf);
+    if (!d.robot.empty() && d.robot != robot) {
+      builder_.add_warning(d.source + ": the SRDF is for robot '" + d.robot + "', the URDF is '" + robot + "'");
+    }
+    for (const srdf::GroupState& g : d.group_states) {
+      NamedConfigurationSpec spec;
+      spec.name = g.name;
+      spec.group = g.group;
+      for (const srdf::JointValue& v : g.joints) {
+        spec.joints.push_back({v.joint, v.values, d.source + ":" + std::to_string(v.line)});
+      }
+      try {
+        builder_.add_named_configuration(spec);
+      } catch (const ModelError& e) {
+        throw UrdfError(d.source + ":" + std::to_string(g.line) + ": " + e.what());
+      }
+    }
+    for (const srdf::DisabledCollision& c : d.disabled_collisions) {
+      builder_.disable_collision(c.link1, c.link2, d.source + ":" + std::to_string(c.line));
     }
   }
 

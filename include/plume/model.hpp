@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plume/contact/shapes.hpp"
@@ -24,6 +25,15 @@ struct Frame {
   std::string name;
   int body = 0;          ///< body the frame moves with
   Transform placement;   ///< X_frame_body: body coordinates → frame coordinates
+};
+
+/// A configuration with a name, e.g. a robot's reference posture from its
+/// SRDF `<group_state>` (urdf::LoadOptions::srdf).
+struct NamedConfiguration {
+  std::string name;
+  std::string group;                ///< the SRDF group it was given for (may be empty)
+  VectorX q;                        ///< nq values: the named joints set, every other joint neutral
+  std::vector<std::string> joints;  ///< the joints it sets, in the order given
 };
 
 class ModelBuilder;
@@ -99,6 +109,18 @@ class Model {
   const Vec3& gravity() const { return gravity_; }
   /// Sum of every link's mass, including links welded to the world.
   double total_mass() const { return total_mass_; }
+  // ---- semantics (SRDF) ----------------------------------------------------------
+  /// Named configurations (SRDF group states), in file order.
+  const std::vector<NamedConfiguration>& named_configurations() const { return named_configurations_; }
+  /// The named configuration `name`.
+  /// @throws ModelError listing the names there are (or, when there are none,
+  /// saying how to load them: urdf::LoadOptions::srdf, `<model srdf>`).
+  const NamedConfiguration& named_configuration(const std::string& name) const;
+  /// Link pairs excluded from self-collision (SRDF `<disable_collisions>`),
+  /// by link (frame) name.
+  const std::vector<std::pair<std::string, std::string>>& disabled_collisions() const { return disabled_collisions_; }
+  /// Is contact between shapes of links `a` and `b` disabled (either order)?
+  bool collision_disabled(const std::string& a, const std::string& b) const;
   /// Things the loader accepted but the user should know (mimic joints, …).
   const std::vector<std::string>& warnings() const { return warnings_; }
   /// Identifies this model's structure; Data checks it cheaply.
@@ -147,6 +169,8 @@ class Model {
   Vec3 gravity_ = Vec3(0.0, 0.0, -9.81);
   double total_mass_ = 0.0;
   std::vector<std::string> warnings_;
+  std::vector<NamedConfiguration> named_configurations_;
+  std::vector<std::pair<std::string, std::string>> disabled_collisions_;
   std::uint64_t uid_ = 0;
 };
 

@@ -56,6 +56,19 @@ enum class InertiaPolicy {
 InertiaPolicy parse_inertia_policy(const std::string& text);
 const char* to_string(InertiaPolicy policy);
 
+/// A named configuration to add (ModelBuilder::add_named_configuration):
+/// values for some joints by name, the others neutral.
+struct NamedConfigurationSpec {
+  struct JointValues {
+    std::string joint;
+    std::vector<double> values;  ///< as many as the joint has coordinates (nq)
+    std::string where;           ///< e.g. "robot.srdf:14", starts the messages about this joint
+  };
+  std::string name;
+  std::string group;
+  std::vector<JointValues> joints;
+};
+
 class ModelBuilder {
  public:
   explicit ModelBuilder(std::string name = "model");
@@ -88,7 +101,9 @@ class ModelBuilder {
   /// Adds a collision shape (its `body` and `placement` must be set).
   void add_collision(const CollisionShape& shape);
 
-  /// Appends every body, frame and shape of `model` below `parent`. Bodies
+  /// Appends every body, frame and shape of `model` below `parent`, and its
+  /// disabled collision pairs (its named configurations are not: they are
+  /// configurations of `model` alone). Bodies
   /// attached to the model's world are attached to `parent` with their Xtree
   /// preceded by `placement` (X_modelworld_parent); names get `prefix`.
   /// Collision shapes come along unless `with_collisions` is false.
@@ -97,6 +112,15 @@ class ModelBuilder {
   std::vector<int> append_model(const Model& model, int parent, const Transform& placement,
                                const std::string& prefix, bool with_collisions = true);
 
+  /// Adds a named configuration; build() resolves its joints. A joint the
+  /// model does not move (unknown, or fixed and merged) is skipped with a
+  /// warning, as is a value outside the joint's limits; a wrong number of
+  /// values is an error.
+  void add_named_configuration(const NamedConfigurationSpec& spec);
+  /// Leaves contact between the shapes of links `a` and `b` out of
+  /// self-collision. A link that is not a frame of the model is skipped with
+  /// a warning at build(); `where` starts that warning.
+  void disable_collision(const std::string& a, const std::string& b, const std::string& where = {});
   void set_gravity(const Vec3& g);
   void add_warning(const std::string& warning);
   int nbodies() const { return static_cast<int>(bodies_.size()); }
@@ -112,6 +136,7 @@ class ModelBuilder {
 
  private:
   void check_inertias(Model& m) const;
+  void resolve_semantics(Model& m) const;
   struct BodyRecord {
     std::string name;
     int parent = -1;
@@ -126,6 +151,11 @@ class ModelBuilder {
   std::vector<Frame> frames_;
   std::vector<CollisionShape> collisions_;
   std::vector<std::string> warnings_;
+  std::vector<NamedConfigurationSpec> named_configurations_;
+  struct DisabledPair {
+    std::string a, b, where;
+  };
+  std::vector<DisabledPair> disabled_collisions_;
   Vec3 gravity_ = Vec3(0.0, 0.0, -9.81);
   InertiaPolicy inertia_policy_ = InertiaPolicy::Strict;
 };

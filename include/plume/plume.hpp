@@ -21,6 +21,7 @@
 #include "plume/data.hpp"
 #include "plume/configuration.hpp"
 #include "plume/urdf.hpp"
+#include "plume/srdf.hpp"
 
 #include "plume/algorithms/kinematics.hpp"
 #include "plume/algorithms/rnea.hpp"

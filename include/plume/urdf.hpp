@@ -40,6 +40,7 @@
 /// Every failure throws plume::UrdfError whose message starts with the file
 /// name (or "<string>") and names the link or joint at fault.
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,14 @@ enum class CollisionMeshes {
   Skip
 };
 
+/// A collision shape given in place of a link's URDF `<collision>` elements
+/// (LoadOptions::collision_overrides; world files: `<collision link>`).
+struct LinkCollision {
+  Geometry geometry;                         ///< Sphere, Box, Capsule, Cylinder (or Mesh with a hull)
+  Transform origin = Transform::Identity();  ///< as a URDF collision origin: link → shape coordinates
+  ContactMaterial material;
+};
+
 struct LoadOptions {
   RootJoint root = RootJoint::Fixed;
   /// Collision meshes: read when found (the default), required, or skipped.
@@ -83,6 +92,16 @@ struct LoadOptions {
   /// Also search ROS_PACKAGE_PATH, AMENT_PREFIX_PATH (PREFIX/share/NAME) and
   /// the URDF's ancestor directories after package_dirs.
   bool search_environment = true;
+  /// The robot's SRDF, read after the URDF: its `<group_state>`s become
+  /// Model::named_configurations() and its `<disable_collisions>` pairs
+  /// Model::disabled_collisions(). Joints or links it names that the model
+  /// does not have are listed in Model::warnings(). Empty: none.
+  std::string srdf;
+  /// Collision shapes that replace a link's URDF `<collision>` elements (and
+  /// their meshes, which are then never read): link name → its shapes; an
+  /// empty list takes the link out of contact. A link the URDF does not have
+  /// is an error naming the close ones.
+  std::map<std::string, std::vector<LinkCollision>> collision_overrides;
   /// Reject mimic joints instead of loading them as independent joints.
   bool reject_mimic = false;
   /// Gravity stored in the model.

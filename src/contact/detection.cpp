@@ -172,6 +172,12 @@ ContactDetector::ContactDetector(const Model& model, std::vector<EnvironmentShap
           if (!options_.self_collision) continue;
           if (model.parent(si.body) == sj.body || model.parent(sj.body) == si.body) continue;
         }
+        // Pairs the robot's SRDF disables (<disable_collisions>), also between
+        // branches of a fixed-base robot (separate subtrees of the world).
+        if (static_cast<int>(j) < num_robot_shapes_ &&
+            model.collision_disabled(model.collisions()[i].link, model.collisions()[j].link)) {
+          continue;
+        }
       }
       // a: the static side, else the lower body index.
       const bool i_is_a = static_i || (!static_j && si.body < sj.body);

@@ -25,6 +25,7 @@
 #include "plume/configuration.hpp"
 #include "plume/error.hpp"
 #include "plume/urdf.hpp"
+#include "../names.hpp"
 
 namespace plume {
 
@@ -470,7 +471,7 @@ class WorldReader {
   // ---- models ----------------------------------------------------------------------------------
 
   ModelEntry read_model(const XMLElement* m, const Vec3& gravity) const {
-    check_attributes(m, {"name", "urdf", "root", "collision", "inertia", "package_dirs"});
+    check_attributes(m, {"name", "urdf", "root", "collision", "inertia", "package_dirs", "srdf"});
     check_no_text(m);
     ModelEntry entry;
     entry.element = m;
@@ -519,6 +520,13 @@ class WorldReader {
       }
       if (options.package_dirs.size() == defaults_.package_dirs.size()) fail(m, "package_dirs is empty");
     }
+    if (const std::optional<std::string> srdf = attribute(m, "srdf")) {
+      const std::string text = trim(*srdf);
+      if (text.empty()) fail(m, "srdf is empty");
+      const fs::path sp(text);
+      options.srdf = (sp.is_absolute() ? sp : base_ / sp).lexically_normal().string();
+    }
+    options.collision_overrides = read_collision_overrides(m);
     // A model in contact needs its collision meshes: a missing one is an error here.
     options.collision_meshes = entry.collision ? urdf::CollisionMeshes::Load : urdf::CollisionMeshes::Skip;
     try {
@@ -549,21 +557,128 @@ class WorldReader {
     return entry;
   }
 
-  void add_model(WorldBuilder& builder, ModelEntry& entry) const {
+  // <collision link="NAME" [enabled="false"]> with primitive children: shapes
+  // that replace the link's URDF collision elements.
+  std::map<std::string, std::vector<urdf::LinkCollision>> read_collision_overrides(const XMLElement* m) const {
+    std::map<std::string, std::vector<urdf::LinkCollision>> overrides;
+    std::map<std::string, int> lines;
     const XMLElement* state = nullptr;
-    for (const XMLElement* c = entry.element->FirstChildElement(); c; c = c->NextSiblingElement()) {
-      if (std::string(c->Name()) != "state") fail(c, "unknown element inside <model> (expected <state>)");
-      if (state) fail(c, "a second <state> for model '" + entry.name + "' (the first is on line " +
-                             std::to_string(state->GetLineNum()) + ")");
-      state = c;
+    for (const XMLElement* c = m->FirstChildElement(); c; c = c->NextSiblingElement()) {
+      const std::string tag = c->Name();
+      if (tag == "state") {
+        if (state) fail(c, "a second <state> for model '" + trim(*attribute(m, "name")) + "' (the first is on line " +
+                               std::to_string(state->GetLineNum()) + ")");
+        state = c;
+        continue;
+      }
+      if (tag != "collision") fail(c, "unknown element inside <model> (expected <state> or <collision>)");
+      check_attributes(c, {"link", "enabled"});
+      check_no_text(c);
+      const std::string link = trim(required(c, "link"));
+      if (link.empty()) fail(c, "link is empty");
+      if (!lines.emplace(link, c->GetLineNum()).second) {
+        fail(c, "a second <collision> for link '" + link + "' (the first is on line " + std::to_string(lines[link]) + ")");
+      }
+      const bool enabled = boolean(c, "enabled").value_or(true);
+      std::vector<urdf::LinkCollision>& shapes = overrides[link];
+      for (const XMLElement* g = c->FirstChildElement(); g; g = g->NextSiblingElement()) {
+        if (!enabled) fail(g, "a shape inside <collision enabled=\"false\"> (a disabled link has no shapes)");
+        shapes.push_back(read_link_shape(g));
+      }
+      if (enabled && shapes.empty()) {
+        fail(c, "no shape: give <sphere>, <box>, <capsule> or <cylinder> children, or enabled=\"false\" to take link '" +
+                    link + "' out of contact");
+      }
     }
+    return overrides;
+  }
+
+  urdf::LinkCollision read_link_shape(const XMLElement* g) const {
+    const std::string tag = g->Name();
+    check_no_children(g);
+    if (tag == "sphere") {
+      check_attributes(g, {"radius", "pos", "mu", "restitution", "stiffness", "damping"});
+    } else if (tag == "box") {
+      check_attributes(g, {"size", "pos", "rpy", "mu", "restitution", "stiffness", "damping"});
+    } else if (tag == "capsule" || tag == "cylinder") {
+      check_attributes(g, {"radius", "length", "pos", "rpy", "mu", "restitution", "stiffness", "damping"});
+    } else {
+      fail(g, "unknown element inside <collision> (expected sphere, box, capsule or cylinder)");
+    }
+    urdf::LinkCollision shape;
+    shape.material = material(g);
+    const Vec3 pos = vec3(g, "pos").value_or(Vec3::Zero());
+    const Mat3 R = rpy_rotation(vec3(g, "rpy").value_or(Vec3::Zero()));
+    shape.origin = Transform::from_pose(R, pos);
+    if (tag == "sphere") {
+      shape.geometry = Sphere{*required_number(g, "radius", Range::Positive)};
+    } else if (tag == "box") {
+      const std::optional<Vec3> size = vec3(g, "size");
+      if (!size) fail(g, "missing attribute 'size'");
+      for (int i = 0; i < 3; ++i) {
+        if (!((*size)(i) > 0.0)) fail(g, "size entries must be positive");
+      }
+      shape.geometry = Box{*size};
+    } else if (tag == "capsule") {
+      shape.geometry = Capsule{*required_number(g, "radius", Range::Positive),
+                               *required_number(g, "length", Range::NonNegative)};
+    } else {
+      shape.geometry = Cylinder{*required_number(g, "radius", Range::Positive),
+                                *required_number(g, "length", Range::Positive)};
+    }
+    return shape;
+  }
+
+  // The joint of `model` named `name` (a moving joint), or an error naming the close ones.
+  int named_joint(const XMLElement* e, const Model& model, const std::string& model_name, const std::string& name) const {
+    const int k = model.joint_index(name);
+    if (k > 0) return k;
+    std::vector<std::string> joints;
+    for (int i = 1; i < model.nbodies(); ++i) joints.push_back(model.joint(i).name);
+    fail(e, "model '" + model_name + "' has no moving joint named '" + name + "'" + detail::did_you_mean(name, joints));
+  }
+
+  void add_model(WorldBuilder& builder, ModelEntry& entry) const {
+    const XMLElement* state = entry.element->FirstChildElement("state");
     std::optional<VectorX> q, v;
     const std::string root = urdf::to_string(entry.root);
     if (state) {
-      check_attributes(state, {"q", "v"});
-      check_no_children(state);
+      check_attributes(state, {"q", "v", "reference"});
+      check_no_text(state);
+      if (state->Attribute("q") && state->Attribute("reference")) fail(state, "give q or reference, not both");
       q = vector(state, "q", entry.model.nq(), "nq of model '" + entry.name + "' with a " + root + " root");
       v = vector(state, "v", entry.model.nv(), "nv of model '" + entry.name + "' with a " + root + " root");
+      if (const std::optional<std::string> reference = attribute(state, "reference")) {
+        try {
+          q = entry.model.named_configuration(trim(*reference)).q;
+        } catch (const Error& err) {
+          fail(state, std::string(err.what()) + (entry.element->Attribute("srdf") ? "" : " (the model has no srdf=\"…\")"));
+        }
+      }
+      // <joint name="…" q="…" v="…"/>: single joints on top of q (or neutral) and v (or zero).
+      std::map<std::string, int> joint_lines;
+      for (const XMLElement* j = state->FirstChildElement(); j; j = j->NextSiblingElement()) {
+        if (std::string(j->Name()) != "joint") fail(j, "unknown element inside <state> (expected <joint name q v>)");
+        check_attributes(j, {"name", "q", "v"});
+        check_no_children(j);
+        const std::string name = trim(required(j, "name"));
+        if (!joint_lines.emplace(name, j->GetLineNum()).second) {
+          fail(j, "joint '" + name + "' is set twice (line " + std::to_string(joint_lines[name]) + ")");
+        }
+        const Joint& joint = entry.model.joint(named_joint(j, entry.model, entry.name, name));
+        const std::string what = "joint '" + name + "' (" + to_string(joint.type) + ")";
+        const std::optional<VectorX> jq = vector(j, "q", joint.nq, "coordinates of " + what);
+        const std::optional<VectorX> jv = vector(j, "v", joint.nv, "velocities of " + what);
+        if (!jq && !jv) fail(j, "give q, v or both");
+        if (jq) {
+          if (!q) q = neutral_configuration(entry.model);
+          q->segment(joint.q_index, joint.nq) = *jq;
+        }
+        if (jv) {
+          if (!v) v = VectorX::Zero(entry.model.nv());
+          v->segment(joint.v_index, joint.nv) = *jv;
+        }
+      }
     }
     try {
       builder.add_model(entry.name, entry.model, q, v, entry.path);
@@ -741,7 +856,7 @@ class WorldReader {
     std::map<std::string, int> controlled;  // model → line of its controller
     for (const XMLElement* c : controllers) {
       check_attributes(c, {"type", "model", "kp", "kd", "target", "rate", "torque_limits"});
-      check_no_children(c);
+      check_no_text(c);
       const std::string type = trim(required(c, "type"));
       if (type != "pd") fail(c, "unknown controller type '" + type + "' (the built-in controller is type=\"pd\")");
 
@@ -793,6 +908,21 @@ class WorldReader {
           fail(c, "target has " + std::to_string(target->size()) + " entries, expected " + std::to_string(wm.nq) +
                       " (nq of model '" + model_name + "') or " + std::to_string(na) + " (its actuated joints)");
         }
+      }
+      // <target joint="…" q="…"/>: one actuated joint's target by name.
+      const Model& own = entries[static_cast<std::size_t>(index)].model;
+      std::map<std::string, int> target_lines;
+      for (const XMLElement* t = c->FirstChildElement(); t; t = t->NextSiblingElement()) {
+        if (std::string(t->Name()) != "target") fail(t, "unknown element inside <controller> (expected <target joint q>)");
+        check_attributes(t, {"joint", "q"});
+        check_no_children(t);
+        const std::string name = trim(required(t, "joint"));
+        if (!target_lines.emplace(name, t->GetLineNum()).second) {
+          fail(t, "joint '" + name + "' has a second target (line " + std::to_string(target_lines[name]) + ")");
+        }
+        const Joint& joint = own.joint(named_joint(t, own, model_name, name));
+        if (joint.nv != 1) fail(t, "joint '" + name + "' is a " + std::string(to_string(joint.type)) + " joint; the PD controller drives 1-DoF joints only");
+        q_model(joint.q_index) = *required_number(t, "q", Range::Any);
       }
       for (Eigen::Index k = 0; k < na; ++k) {
         const auto [iv, iq] = dofs[static_cast<std::size_t>(k)];

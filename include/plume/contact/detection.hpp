@@ -186,7 +186,8 @@ struct ShapePair {
 /// - two robot bodies in different subtrees of the world (separate robots,
 ///   free bodies): always;
 /// - two bodies in the same subtree: only with `self_collision`, never a
-///   parent with its child; never two shapes on the same body;
+///   parent with its child, nor links whose pair Model::disabled_collisions()
+///   lists (the robot's SRDF); never two shapes on the same body;
 /// - two static shapes: never.
 /// Meshes and unsupported pairs are left out and reported by name in
 /// warnings() (and skipped_shapes()).
