@@ -1,0 +1,235 @@
+// peer_siconos: plume's event-driven scheme and Siconos' EventDriven
+// simulation (LSODAR root finding, an impact LCP with Newton restitution, an
+// acceleration LCP) side by side, both at their defaults, on a ball bouncing
+// on the ground: impact times against the closed form
+// t_k = t₁(1 + 2e + … + 2e^{k−1}), t₁ = √(2h/g), how the bounces end against
+// their accumulation point t∞ = t₁(1 + e)/(1 − e), events and wall time.
+//
+//   peer_siconos [--e 0.9] [--bounces 44]
+//
+// Siconos is set up from its documented C++ API: the ball as a
+// LagrangianLinearTIDS (q = height of its centre, mass matrix m, constant
+// external force −m g), one Interaction with a NewtonImpactNSL(e) law and a
+// LagrangianLinearTIR y = q − r (the gap), a NonSmoothDynamicalSystem, a
+// LsodarOSI at its default tolerances (rtol = 10 ε, atol = 100 ε), and an
+// EventDriven simulation with two Lemke LCPs (impact and acceleration
+// levels), stepped by advanceToEvent()/processEvents() while events remain;
+// a non-smooth event (type NS_EVENT) is an impact. plume runs ball.urdf (the
+// same mass and radius) as a free body over a ground plane at its defaults.
+// Both report samples every 0.01 s (Siconos' time discretisation, plume's
+// output_rate; plume also without samples) over the same duration. An exception thrown by Siconos is a
+// finding: printed with its message, the run's numbers up to it kept.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <SiconosKernel.hpp>
+
+#include "plume/plume.hpp"
+
+namespace {
+
+constexpr double g = 9.81, kMass = 1.0, kRadius = 0.1, kDrop = 1.0, kOutput = 0.01, kWallLimit = 20.0;
+
+struct Outcome {
+  std::string peer, status = "finished";
+  std::vector<double> impacts;  // impact times [s]
+  double rest = std::nan("");   // plume: zeno_rest time
+  long events = 0;
+  double gap = 0.0, speed = 0.0;  // at the end
+  double wall = 0.0;              // [s]
+};
+
+std::vector<double> closed_form(double e, int n) {
+  std::vector<double> t;
+  const long double t1 = std::sqrt(2.0L * kDrop / g);
+  long double tk = t1, step = 2.0L * e * t1;
+  for (int k = 0; k < n; ++k) {
+    t.push_back(static_cast<double>(tk));
+    tk += step;
+    step *= e;
+  }
+  return t;
+}
+
+// ---- plume -------------------------------------------------------------------------------------
+class ImpactLog : public plume::Recorder {
+ public:
+  explicit ImpactLog(Outcome& o) : o_(o) {}
+  void event(const plume::SimulationEvent& ev) override {
+    ++o_.events;
+    if (ev.kind == plume::EventKind::Impact) o_.impacts.push_back(ev.time);
+    if (ev.kind == plume::EventKind::ZenoRest) o_.rest = ev.time;
+  }
+
+ private:
+  Outcome& o_;
+};
+
+// The wall time covers building the world and the run (the URDF is read
+// once, outside: Siconos' model is built in code).
+Outcome run_plume(const plume::Model& ball, double e, double duration, double output_rate = 1.0 / kOutput) {
+  Outcome o;
+  o.peer = output_rate > 0 ? "plume" : "plume, no samples";
+  const auto wall0 = std::chrono::steady_clock::now();
+  plume::VectorX q0 = plume::neutral_configuration(ball);
+  q0(2) = kDrop + kRadius;
+  plume::WorldBuilder wb;
+  wb.add_model("ball", ball, q0);
+  wb.add_environment(plume::ground_plane());
+  plume::ContactParameters cp;
+  cp.mu = 0.0;
+  cp.restitution = e;
+  wb.set_default_contact(cp);
+  plume::SimulationOptions so;
+  so.duration = duration;
+  so.output_rate = output_rate;
+  plume::Simulator sim(wb.build(), so);
+  ImpactLog log(o);
+  const plume::SimulationResult r = sim.run(&log);
+  o.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  if (r.status != plume::SimulationStatus::Finished) o.status = std::string(plume::to_string(r.status)) + ": " + r.message;
+  o.gap = sim.q()(2) - kRadius;
+  o.speed = sim.v()(2);
+  return o;
+}
+
+// ---- Siconos -----------------------------------------------------------------------------------
+Outcome run_siconos(double e, double duration) {
+  Outcome o;
+  o.peer = "Siconos";
+  const auto wall0 = std::chrono::steady_clock::now();
+  SP::EventDriven sim;
+  SP::LagrangianLinearTIDS ball;
+  try {
+    auto q0 = std::make_shared<SiconosVector>(1);
+    auto v0 = std::make_shared<SiconosVector>(1);
+    (*q0)(0) = kDrop + kRadius;
+    (*v0)(0) = 0.0;
+    auto mass = std::make_shared<SimpleMatrix>(1, 1);
+    (*mass)(0, 0) = kMass;
+    ball = std::make_shared<LagrangianLinearTIDS>(q0, v0, mass);
+    auto weight = std::make_shared<SiconosVector>(1);
+    (*weight)(0) = -kMass * g;
+    ball->setFExtPtr(weight);
+    // y = H q + b: the gap between the ball and the ground.
+    auto H = std::make_shared<SimpleMatrix>(1, 1);
+    (*H)(0, 0) = 1.0;
+    auto b = std::make_shared<SiconosVector>(1);
+    (*b)(0) = -kRadius;
+    auto relation = std::make_shared<LagrangianLinearTIR>(H, b);
+    auto law = std::make_shared<NewtonImpactNSL>(e);
+    auto contact = std::make_shared<Interaction>(law, relation);
+    auto nsds = std::make_shared<NonSmoothDynamicalSystem>(0.0, duration);
+    nsds->insertDynamicalSystem(ball);
+    nsds->link(contact, ball);
+    // A step that divides the duration, so that the run ends at it.
+    auto td = std::make_shared<TimeDiscretisation>(0.0, duration / std::ceil(duration / kOutput));
+    sim = std::make_shared<EventDriven>(nsds, td);
+    auto osi = std::make_shared<LsodarOSI>();
+    sim->insertIntegrator(osi);
+    sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_IMPACT);
+    sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_SMOOTH_ACC);
+    sim->initialize();
+    SP::EventsManager events = sim->eventsManager();
+    // A run that stops advancing (events piling up at one instant) is cut
+    // after kWallLimit and reported.
+    while (sim->hasNextEvent()) {
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count() > kWallLimit) {
+        o.status = "stopped by the harness after " + std::to_string(kWallLimit) + " s of wall time at t = " +
+                   std::to_string(sim->startingTime()) + " s (" + std::to_string(o.events) + " impacts)";
+        break;
+      }
+      sim->advanceToEvent();
+      const bool impact = events->nextEvent()->getType() == NS_EVENT;
+      sim->processEvents();
+      if (impact) {
+        ++o.events;
+        o.impacts.push_back(sim->startingTime());
+      }
+    }
+  } catch (const std::exception& ex) {
+    o.status = std::string("threw at t = ") + (sim ? std::to_string(sim->startingTime()) : "set-up") + ": " + ex.what();
+  } catch (...) {
+    o.status = std::string("threw at t = ") + (sim ? std::to_string(sim->startingTime()) : "set-up") + " (not a std::exception)";
+  }
+  o.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  if (ball) {
+    o.gap = (*ball->q())(0) - kRadius;
+    o.speed = (*ball->velocity())(0);
+  }
+  return o;
+}
+
+// ---- report ------------------------------------------------------------------------------------
+std::string seconds(double x) {
+  if (std::isnan(x)) return "–";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1e s", x);
+  return buf;
+}
+
+double worst_error(const Outcome& o, const std::vector<double>& exact, std::size_t n) {
+  double worst = 0.0;
+  n = std::min({n, exact.size(), o.impacts.size()});
+  for (std::size_t k = 0; k < n; ++k) worst = std::max(worst, std::abs(o.impacts[k] - exact[k]));
+  return worst;
+}
+
+// The fastest of three identical runs (one where the first did not finish).
+template <class Run>
+Outcome best_of_three(Run run) {
+  Outcome best = run();
+  for (int i = 0; i < 2 && best.status == "finished"; ++i) {
+    const Outcome o = run();
+    best.wall = std::min(best.wall, o.wall);
+  }
+  return best;
+}
+
+void report(const char* scene, const Outcome& o, const std::vector<double>& exact, double t_inf) {
+  const std::size_t n = o.impacts.size();
+  std::printf("| %s | %s | %zu | %s | %s | %s | %s | %ld | %.1e m, %.1e m/s | %.2f ms | %s |\n", scene, o.peer.c_str(), n,
+              seconds(worst_error(o, exact, 44)).c_str(), seconds(worst_error(o, exact, n)).c_str(),
+              seconds(n ? o.impacts.back() - t_inf : std::nan("")).c_str(), seconds(o.rest - t_inf).c_str(), o.events,
+              o.gap, o.speed, 1e3 * o.wall, o.status.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double e = 0.9;
+  int bounces = 44;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--e")) e = std::atof(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--bounces")) bounces = std::atoi(argv[i + 1]);
+  }
+  const std::vector<double> exact = closed_form(e, 100000);
+  const double t1 = std::sqrt(2 * kDrop / g), t_inf = t1 * (1 + e) / (1 - e);
+  std::printf("ball (m = 1 kg, r = 0.1 m) dropped %.1f m, e = %.2f: t_inf = %.15g s\n\n", kDrop, e, t_inf);
+  std::printf("| scene | peer | impacts | worst \\|t_k − closed form\\|, first 44 | all | last impact − t∞ | zeno_rest − t∞ | "
+              "events | gap, ż at the end | wall | status |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+  plume::urdf::LoadOptions lo;
+  lo.root = plume::urdf::RootJoint::FreeFlyer;
+  const plume::Model ball = plume::urdf::load(std::string(PLUME_MODELS_DIR) + "/ball.urdf", lo);
+  // 1. Bouncing: to the apex after the `bounces`-th impact.
+  const std::size_t nb = static_cast<std::size_t>(bounces);
+  const double t_bounce = exact[nb - 1] + 0.5 * (exact[nb] - exact[nb - 1]);
+  const std::string scene = std::to_string(bounces) + " bounces";
+  report(scene.c_str(), best_of_three([&] { return run_plume(ball, e, t_bounce); }), exact, t_inf);
+  report(scene.c_str(), best_of_three([&] { return run_plume(ball, e, t_bounce, 0.0); }), exact, t_inf);
+  report(scene.c_str(), best_of_three([&] { return run_siconos(e, t_bounce); }), exact, t_inf);
+  // 2. Into rest: to 1 s past t∞.
+  report("into rest", best_of_three([&] { return run_plume(ball, e, t_inf + 1.0); }), exact, t_inf);
+  report("into rest", best_of_three([&] { return run_plume(ball, e, t_inf + 1.0, 0.0); }), exact, t_inf);
+  report("into rest", best_of_three([&] { return run_siconos(e, t_inf + 1.0); }), exact, t_inf);
+  return 0;
+}
