@@ -13,6 +13,7 @@
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <ctime>
 #include <cmath>
 #include <memory>
 #include <sstream>
@@ -559,6 +560,28 @@ PYBIND11_MODULE(_plume, m) {
       "model"_a, "q"_a, "v"_a, "dt"_a,
       "integrate(model, q, v, dt) -> q', (nq,): the configuration reached from q moving at constant velocity "
       "v (nv,) for dt [s] (quaternions on the sphere).");
+
+  // For bench/bench_python.py: CPU time per checked C++ call [ns], measured in
+  // this process, so the Python call's overhead is the difference.
+  m.def(
+      "_cpu_ns_per_call",
+      [check_q, check_v](const std::string& algorithm, const Model& mo, PyData& d, const py::handle& q,
+                         const py::handle& v, const py::handle& x, long calls) {
+        const Array qa = check_q(mo, q), va = check_v(mo, v, "v"), xa = check_v(mo, x, "x");
+        const bool forward = algorithm == "aba";
+        if (!forward && algorithm != "rnea") throw py::value_error("algorithm must be 'rnea' or 'aba'");
+        volatile double sink = 0.0;
+        const auto run = [&](long n) {
+          for (long k = 0; k < n; ++k) {
+            sink = sink + (forward ? aba(mo, d.data, map(qa), map(va), map(xa)) : rnea(mo, d.data, map(qa), map(va), map(xa)))(0);
+          }
+        };
+        run(calls / 10);
+        const std::clock_t c0 = std::clock();
+        run(calls);
+        return 1e9 * static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC / static_cast<double>(calls);
+      },
+      "algorithm"_a, "model"_a, "data"_a, "q"_a, "v"_a, "x"_a, "calls"_a);
 
   // ---- worlds and simulation ---------------------------------------------------------------------
   py::class_<Scenario, std::shared_ptr<Scenario>>(m, "_Scenario", "A world file, read (use plume.load_world).")
