@@ -427,8 +427,12 @@ PYBIND11_MODULE(_plume, m) {
       [](const std::string& path, const std::string& root, const std::vector<std::string>& package_dirs,
          const std::string& inertia) {
         urdf::LoadOptions o;
-        o.root = urdf::parse_root_joint(root);
-        o.inertia = parse_inertia_policy(inertia);
+        try {
+          o.root = urdf::parse_root_joint(root);
+          o.inertia = parse_inertia_policy(inertia);
+        } catch (const Error& e) {
+          throw ArgumentError(e.what());  // a bad option word: plume.ArgumentError, also a ValueError
+        }
         o.package_dirs = package_dirs;
         py::gil_scoped_release release;
         return std::make_shared<Model>(urdf::load(path, o));

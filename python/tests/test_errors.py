@@ -26,7 +26,7 @@ def test_load_errors(tmp_path):
                    '<inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>')
     with pytest.raises(plume.LoadError, match="'a'"):
         plume.load_urdf(str(bad))
-    with pytest.raises(plume.Error, match="root"):
+    with pytest.raises(plume.ArgumentError, match="sideways"):
         plume.load_urdf(model_path("pendulum.urdf"), root="sideways")
 
 
