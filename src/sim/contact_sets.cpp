@@ -66,8 +66,9 @@ bool EventDrivenCore::solve_contact_sets(SimulationResult& result, const VectorX
     const ContactSolution& s = solver.solve(m, data, q, v, tau + passive(), resting, mur, so);
     ++stats.lcp_solves;
     if (s.status != ContactStatus::Solved) {
-      if (s.status != ContactStatus::Infeasible && opt.fallback_duration > 0.0) fallback_reason = "contact forces: " + s.message;
-      return fail(result, SimulationStatus::ContactFailure, "contact forces at t = " + fmt(t) + ": " + s.message);
+      const std::string what = contact_failure_words(s.status, s.message) + " for " + catalogue.names_of(m, resting);
+      if (s.status != ContactStatus::Infeasible && opt.fallback_duration > 0.0) fallback_reason = "contact forces: " + what;
+      return fail(result, SimulationStatus::ContactFailure, "contact forces at t = " + fmt(t) + ": " + what);
     }
     const double fscale = std::max(1e-12, s.lambda.cwiseAbs().maxCoeff());
     for (int k = 0; k < nr; ++k) {

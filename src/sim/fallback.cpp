@@ -130,7 +130,8 @@ bool EventDrivenCore::fallback_window(SimulationResult& result, double until) {
       const ImpactSolution& s = *sp;
       if (s.status != ContactStatus::Solved) {
         return fail(result, SimulationStatus::ContactFailure,
-                    "velocity-level fallback step at t = " + fmt(t) + ": " + s.message + " (after " + why + ")");
+                    "velocity-level fallback step at t = " + fmt(t) + ": " + contact_failure_words(s.status, s.message) +
+                        " for " + catalogue.names_of(m, near) + " (after " + why + ")");
       }
       vminus = s.v_plus;
     }

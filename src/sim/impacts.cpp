@@ -64,8 +64,9 @@ bool EventDrivenCore::apply_impacts(SimulationResult& result, VectorX& zeta, con
   ++stats.lcp_solves;
   ++stats.impacts;
   if (s.status != ContactStatus::Solved) {
-    if (s.status != ContactStatus::Infeasible && opt.fallback_duration > 0.0) fallback_reason = "impact: " + s.message;
-    return fail(result, SimulationStatus::ContactFailure, "impact at t = " + fmt(t) + ": " + s.message);
+    const std::string what = contact_failure_words(s.status, s.message) + " for " + catalogue.names_of(m, touching);
+    if (s.status != ContactStatus::Infeasible && opt.fallback_duration > 0.0) fallback_reason = "impact: " + what;
+    return fail(result, SimulationStatus::ContactFailure, "impact at t = " + fmt(t) + ": " + what);
   }
   for (int i = 0; i < n; ++i) {
     if (s.impulse(i) > 0.0 || zeta(i) < -opt.velocity_tolerance) {

@@ -126,4 +126,32 @@ double quaternion_error(const Model& model, const VectorX& q) {
   return worst;
 }
 
+std::string ContactCatalogue::names_of(const Model& model, const std::vector<Contact>& contacts) const {
+  std::string s;
+  const std::size_t shown = std::min<std::size_t>(contacts.size(), 12);
+  for (std::size_t i = 0; i < shown; ++i) s += (i ? ", " : "") + name_of(model, contacts[i]);
+  if (contacts.size() > shown) s += " and " + std::to_string(contacts.size() - shown) + " more";
+  return s;
+}
+
+std::string contact_failure_words(ContactStatus status, const std::string& solver_message) {
+  switch (status) {
+    case ContactStatus::Infeasible:
+      return "no contact forces exist that hold these contacts (proved infeasible)";
+    case ContactStatus::Inconsistent:
+      return "no consistent frictional forces (a Painlevé-type configuration: no lambda >= 0 holds the contacts "
+             "with friction)";
+    default: break;
+  }
+  std::string words = "no contact forces found";
+  // The solver's last residual, if it reported one ("residual 9.81 > …").
+  const std::size_t at = solver_message.rfind("residual ");
+  if (at != std::string::npos) {
+    std::size_t end = at + 9;
+    while (end < solver_message.size() && std::string("0123456789.e+-").find(solver_message[end]) != std::string::npos) ++end;
+    if (end > at + 9) words += " (the best had a residual of " + solver_message.substr(at + 9, end - at - 9) + ")";
+  }
+  return words;
+}
+
 }  // namespace plume::detail

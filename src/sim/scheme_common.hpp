@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "plume/contact/detection.hpp"
+#include "plume/dynamics/contact_dynamics.hpp"
 #include "plume/sim/simulator.hpp"
 
 namespace plume::detail {
@@ -32,7 +33,16 @@ struct ContactCatalogue {
   std::string name_of(const Model& model, const Contact& c) const;
   /// The link name of a detector shape (the shape's name for the environment).
   std::string link_of(const World& world, int shape) const;
+  /// "name, name, …" of contacts (at most 12, then "and N more").
+  std::string names_of(const Model& model, const std::vector<Contact>& contacts) const;
 };
+
+/// What failed in a contact or impact LCP, in words, for the one-line
+/// message of a contact_failure or a fallback window: "no contact forces
+/// exist …", "no consistent frictional forces …" or "none found (a residual
+/// of X …)". The solver's internals in `solver_message` (pivots, basis
+/// norms, contact indices) are left out but for the residual.
+std::string contact_failure_words(ContactStatus status, const std::string& solver_message);
 
 /// τ from the controller at (t, q, v) with the simulator's checks (size,
 /// finiteness) and the optional torque limits. False with the status and

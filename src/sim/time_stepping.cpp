@@ -191,7 +191,7 @@ class TimeStepping final : public SchemeRunner {
     last_ = &s;
     ++stats_.lcp_solves;
     if (s.status != ContactStatus::Solved) {
-      message_ = s.message;
+      message_ = contact_failure_words(s.status, s.message) + " for " + cat_.names_of(m, contacts_);
       return false;
     }
     a = s.ddq;
@@ -674,7 +674,9 @@ bool TimeStepping::impacts(SimulationResult& result) {
   ++stats_.lcp_solves;
   ++stats_.impacts;
   if (s.status != ContactStatus::Solved) {
-    return fail(result, SimulationStatus::ContactFailure, "impact at t = " + fmt(t_) + ": " + s.message);
+    return fail(result, SimulationStatus::ContactFailure, "impact at t = " + fmt(t_) + ": " +
+                                                              contact_failure_words(s.status, s.message) + " for " +
+                                                              cat_.names_of(m, touching_));
   }
   bool zeno = false;
   for (int i = 0; i < n; ++i) {
@@ -873,7 +875,7 @@ SimulationResult TimeStepping::run_until(double until, Recorder* recorder) {
           h *= 0.5;  // penetration, or no LCP solution at the predicted state
         }
         if (outcome == Outcome::ContactFailed && h < opt_.min_step) {
-          fail(result, SimulationStatus::ContactFailure, "contact forces at t = " + fmt(t_) + ": " + message_ + contact_summary());
+          fail(result, SimulationStatus::ContactFailure, "contact forces at t = " + fmt(t_) + ": " + message_);
           return finish(result, wall0);
         }
       }
