@@ -159,10 +159,12 @@ class Scenario:
 
     @property
     def nq(self):
+        """Number of configuration coordinates of the whole world."""
         return self._scenario().nq
 
     @property
     def nv(self):
+        """Number of velocity coordinates of the whole world."""
         return self._scenario().nv
 
     @property
@@ -182,6 +184,7 @@ class Scenario:
 
     @property
     def model_names(self):
+        """The names of the world's models (the prefixes of its joint and frame names)."""
         return self._scenario().model_names
 
 
@@ -224,6 +227,7 @@ class Result:
 
     @property
     def finished(self):
+        """True when the run reached its end time."""
         return self.status == "finished"
 
     def __repr__(self):
@@ -279,18 +283,22 @@ class Simulator:
 
     @property
     def time(self):
+        """The simulated time reached [s]."""
         return self._sim.time
 
     @property
     def q(self):
+        """The current configuration, (nq,) (a copy)."""
         return self._sim.q
 
     @property
     def v(self):
+        """The current velocity, (nv,) (a copy)."""
         return self._sim.v
 
     @property
     def warnings(self):
+        """What contact leaves out (unusable shapes, pairs without a kernel), one line each."""
         return self._sim.warnings
 
 

@@ -122,5 +122,13 @@ def test_docstrings_say_units_and_shapes():
               plume.frame_placement, plume.load_world, plume.run_batch, plume.Simulator.run,
               plume.Simulator.set_controller):
         assert f.__doc__ and len(f.__doc__) > 40, f
+    import inspect
+    for name in plume.__all__:
+        obj = getattr(plume, name)
+        assert obj.__doc__, name
+        if inspect.isclass(obj):
+            for attr, member in vars(obj).items():
+                if not attr.startswith("_") and (callable(member) or isinstance(member, property)):
+                    assert getattr(obj, attr).__doc__, "%s.%s" % (name, attr)
     doc = plume.aba.__doc__
     assert "(nv,)" in doc and "(nq,)" in doc and "N m" in doc and "rad/s^2" in doc
