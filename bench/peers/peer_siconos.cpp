@@ -101,9 +101,16 @@ Outcome run_plume(const plume::Model& ball, double e, double duration, double ou
 }
 
 // ---- Siconos -----------------------------------------------------------------------------------
-Outcome run_siconos(double e, double duration) {
+// tol > 0: LSODAR at rtol = atol = tol (plume's abs_tol = rel_tol) instead
+// of its defaults.
+Outcome run_siconos(double e, double duration, double tol = 0.0) {
   Outcome o;
   o.peer = "Siconos";
+  if (tol > 0) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "Siconos, rtol = atol = %.0e", tol);
+    o.peer = buf;
+  }
   const auto wall0 = std::chrono::steady_clock::now();
   SP::EventDriven sim;
   SP::LagrangianLinearTIDS ball;
@@ -133,6 +140,7 @@ Outcome run_siconos(double e, double duration) {
     auto td = std::make_shared<TimeDiscretisation>(0.0, duration / std::ceil(duration / kOutput));
     sim = std::make_shared<EventDriven>(nsds, td);
     auto osi = std::make_shared<LsodarOSI>();
+    if (tol > 0) osi->setTol(1, tol, tol);  // itol = 1: scalar rtol and atol
     sim->insertIntegrator(osi);
     sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_IMPACT);
     sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_SMOOTH_ACC);
@@ -227,9 +235,11 @@ int main(int argc, char** argv) {
   report(scene.c_str(), best_of_three([&] { return run_plume(ball, e, t_bounce); }), exact, t_inf);
   report(scene.c_str(), best_of_three([&] { return run_plume(ball, e, t_bounce, 0.0); }), exact, t_inf);
   report(scene.c_str(), best_of_three([&] { return run_siconos(e, t_bounce); }), exact, t_inf);
+  report(scene.c_str(), best_of_three([&] { return run_siconos(e, t_bounce, 1e-10); }), exact, t_inf);
   // 2. Into rest: to 1 s past t∞.
   report("into rest", best_of_three([&] { return run_plume(ball, e, t_inf + 1.0); }), exact, t_inf);
   report("into rest", best_of_three([&] { return run_plume(ball, e, t_inf + 1.0, 0.0); }), exact, t_inf);
   report("into rest", best_of_three([&] { return run_siconos(e, t_inf + 1.0); }), exact, t_inf);
+  report("into rest", best_of_three([&] { return run_siconos(e, t_inf + 1.0, 1e-10); }), exact, t_inf);
   return 0;
 }
