@@ -1,7 +1,8 @@
 // peer_siconos: plume's event-driven scheme and Siconos' EventDriven
 // simulation (LSODAR root finding, an impact LCP with Newton restitution, an
 // acceleration LCP) side by side, both at their defaults, on a ball bouncing
-// on the ground: impact times against the closed form
+// and on a block (level, and tilted onto an edge so that it rocks) on the
+// ground: impact times against the closed form
 // t_k = t₁(1 + 2e + … + 2e^{k−1}), t₁ = √(2h/g), how the bounces end against
 // their accumulation point t∞ = t₁(1 + e)/(1 − e), events and wall time.
 //
@@ -64,8 +65,11 @@ class ImpactLog : public plume::Recorder {
   explicit ImpactLog(Outcome& o) : o_(o) {}
   void event(const plume::SimulationEvent& ev) override {
     ++o_.events;
-    if (ev.kind == plume::EventKind::Impact) o_.impacts.push_back(ev.time);
-    if (ev.kind == plume::EventKind::ZenoRest) o_.rest = ev.time;
+    // Contacts struck at one instant (a block's corners) are one impact.
+    if (ev.kind == plume::EventKind::Impact && (o_.impacts.empty() || ev.time != o_.impacts.back())) {
+      o_.impacts.push_back(ev.time);
+    }
+    if (ev.kind == plume::EventKind::ZenoRest && std::isnan(o_.rest)) o_.rest = ev.time;  // the first
   }
 
  private:
@@ -74,14 +78,13 @@ class ImpactLog : public plume::Recorder {
 
 // The wall time covers building the world and the run (the URDF is read
 // once, outside: Siconos' model is built in code).
-Outcome run_plume(const plume::Model& ball, double e, double duration, double output_rate = 1.0 / kOutput) {
+Outcome run_plume(const plume::Model& body, const plume::VectorX& q0, double rest_height, double e, double duration,
+                  double output_rate = 1.0 / kOutput) {
   Outcome o;
   o.peer = output_rate > 0 ? "plume" : "plume, no samples";
   const auto wall0 = std::chrono::steady_clock::now();
-  plume::VectorX q0 = plume::neutral_configuration(ball);
-  q0(2) = kDrop + kRadius;
   plume::WorldBuilder wb;
-  wb.add_model("ball", ball, q0);
+  wb.add_model("body", body, q0);
   wb.add_environment(plume::ground_plane());
   plume::ContactParameters cp;
   cp.mu = 0.0;
@@ -95,12 +98,34 @@ Outcome run_plume(const plume::Model& ball, double e, double duration, double ou
   const plume::SimulationResult r = sim.run(&log);
   o.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   if (r.status != plume::SimulationStatus::Finished) o.status = std::string(plume::to_string(r.status)) + ": " + r.message;
-  o.gap = sim.q()(2) - kRadius;
-  o.speed = sim.v()(2);
+  o.gap = sim.q()(2) - rest_height;
+  o.speed = sim.v()(5);  // free-flyer v = [ω; v] in the body frame: ż when level
   return o;
 }
 
 // ---- Siconos -----------------------------------------------------------------------------------
+// advanceToEvent()/processEvents() while events remain; a non-smooth event
+// is an impact. A run that stops advancing (events piling up at one instant)
+// is cut after kWallLimit and reported.
+void siconos_loop(EventDriven& sim, Outcome& o, std::chrono::steady_clock::time_point wall0) {
+  sim.initialize();
+  SP::EventsManager events = sim.eventsManager();
+  while (sim.hasNextEvent()) {
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count() > kWallLimit) {
+      o.status = "stopped by the harness after " + std::to_string(kWallLimit) + " s of wall time at t = " +
+                 std::to_string(sim.startingTime()) + " s (" + std::to_string(o.events) + " impacts)";
+      break;
+    }
+    sim.advanceToEvent();
+    const bool impact = events->nextEvent()->getType() == NS_EVENT;
+    sim.processEvents();
+    if (impact) {
+      ++o.events;
+      o.impacts.push_back(sim.startingTime());
+    }
+  }
+}
+
 // tol > 0: LSODAR at rtol = atol = tol (plume's abs_tol = rel_tol) instead
 // of its defaults.
 Outcome run_siconos(double e, double duration, double tol = 0.0) {
@@ -144,24 +169,7 @@ Outcome run_siconos(double e, double duration, double tol = 0.0) {
     sim->insertIntegrator(osi);
     sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_IMPACT);
     sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_SMOOTH_ACC);
-    sim->initialize();
-    SP::EventsManager events = sim->eventsManager();
-    // A run that stops advancing (events piling up at one instant) is cut
-    // after kWallLimit and reported.
-    while (sim->hasNextEvent()) {
-      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count() > kWallLimit) {
-        o.status = "stopped by the harness after " + std::to_string(kWallLimit) + " s of wall time at t = " +
-                   std::to_string(sim->startingTime()) + " s (" + std::to_string(o.events) + " impacts)";
-        break;
-      }
-      sim->advanceToEvent();
-      const bool impact = events->nextEvent()->getType() == NS_EVENT;
-      sim->processEvents();
-      if (impact) {
-        ++o.events;
-        o.impacts.push_back(sim->startingTime());
-      }
-    }
+    siconos_loop(*sim, o, wall0);
   } catch (const std::exception& ex) {
     o.status = std::string("threw at t = ") + (sim ? std::to_string(sim->startingTime()) : "set-up") + ": " + ex.what();
   } catch (...) {
@@ -171,6 +179,89 @@ Outcome run_siconos(double e, double duration, double tol = 0.0) {
   if (ball) {
     o.gap = (*ball->q())(0) - kRadius;
     o.speed = (*ball->velocity())(0);
+  }
+  return o;
+}
+
+// ---- a block in the plane (x, y, θ) on the ground: Siconos ----------------------------------
+// A corner (cx, cy) of the block (body frame) at height
+// h = y + cx sin θ + cy cos θ; ∂h/∂q = [0, 1, cx cos θ − cy sin θ];
+// d/dt ∂h/∂q = [0, 0, −(cx sin θ + cy cos θ) θ̇].
+class CornerRelation : public LagrangianScleronomousR {
+ public:
+  CornerRelation(double cx, double cy) : cx_(cx), cy_(cy) {
+    _jachq = std::make_shared<SimpleMatrix>(1, 3);
+    _dotjachq = std::make_shared<SimpleMatrix>(1, 3);
+  }
+  void computeh(const BlockVector& q, BlockVector&, SiconosVector& y) override {
+    y(0) = q.getValue(1) + cx_ * std::sin(q.getValue(2)) + cy_ * std::cos(q.getValue(2));
+  }
+  void computeJachq(const BlockVector& q, BlockVector&) override {
+    const double th = q.getValue(2);
+    _jachq->setValue(0, 0, 0.0);
+    _jachq->setValue(0, 1, 1.0);
+    _jachq->setValue(0, 2, cx_ * std::cos(th) - cy_ * std::sin(th));
+  }
+  void computeDotJachq(const BlockVector& q, BlockVector&, const BlockVector& qdot) override {
+    const double th = q.getValue(2);
+    _dotjachq->setValue(0, 0, 0.0);
+    _dotjachq->setValue(0, 1, 0.0);
+    _dotjachq->setValue(0, 2, -(cx_ * std::sin(th) + cy_ * std::cos(th)) * qdot.getValue(2));
+  }
+
+ private:
+  double cx_, cy_;
+};
+
+// The cube of cube.urdf (side 2a = 0.1 m, 1 kg, I = m(2a)²/6) as a planar
+// block tilted θ0 about the x axis, its lowest corner `drop` above the
+// ground; frictionless corners (Siconos' NewtonImpactNSL is normal only).
+Outcome run_siconos_block(double e, double theta0, double drop, double duration) {
+  constexpr double a = 0.05, m = 1.0, inertia = m * 4 * a * a / 6;
+  Outcome o;
+  o.peer = "Siconos";
+  const auto wall0 = std::chrono::steady_clock::now();
+  SP::EventDriven sim;
+  SP::LagrangianLinearTIDS block;
+  try {
+    auto q0 = std::make_shared<SiconosVector>(3);
+    auto v0 = std::make_shared<SiconosVector>(3);
+    (*q0)(0) = 0.0;
+    (*q0)(1) = a * (std::sin(theta0) + std::cos(theta0)) + drop;
+    (*q0)(2) = theta0;
+    v0->zero();
+    auto mass = std::make_shared<SimpleMatrix>(3, 3);
+    mass->zero();
+    (*mass)(0, 0) = m;
+    (*mass)(1, 1) = m;
+    (*mass)(2, 2) = inertia;
+    block = std::make_shared<LagrangianLinearTIDS>(q0, v0, mass);
+    auto weight = std::make_shared<SiconosVector>(3);
+    weight->zero();
+    (*weight)(1) = -m * g;
+    block->setFExtPtr(weight);
+    auto nsds = std::make_shared<NonSmoothDynamicalSystem>(0.0, duration);
+    nsds->insertDynamicalSystem(block);
+    for (const double cx : {-a, a}) {
+      auto contact = std::make_shared<Interaction>(std::make_shared<NewtonImpactNSL>(e),
+                                                   std::make_shared<CornerRelation>(cx, -a));
+      nsds->link(contact, block);
+    }
+    auto td = std::make_shared<TimeDiscretisation>(0.0, duration / std::ceil(duration / kOutput));
+    sim = std::make_shared<EventDriven>(nsds, td);
+    sim->insertIntegrator(std::make_shared<LsodarOSI>());
+    sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_IMPACT);
+    sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_SMOOTH_ACC);
+    siconos_loop(*sim, o, wall0);
+  } catch (const std::exception& ex) {
+    o.status = std::string("threw at t = ") + (sim ? std::to_string(sim->startingTime()) : "set-up") + ": " + ex.what();
+  } catch (...) {
+    o.status = std::string("threw at t = ") + (sim ? std::to_string(sim->startingTime()) : "set-up") + " (not a std::exception)";
+  }
+  o.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  if (block) {
+    o.gap = (*block->q())(1) - a;
+    o.speed = (*block->velocity())(1);
   }
   return o;
 }
@@ -228,18 +319,52 @@ int main(int argc, char** argv) {
   plume::urdf::LoadOptions lo;
   lo.root = plume::urdf::RootJoint::FreeFlyer;
   const plume::Model ball = plume::urdf::load(std::string(PLUME_MODELS_DIR) + "/ball.urdf", lo);
+  plume::VectorX ball_q0 = plume::neutral_configuration(ball);
+  ball_q0(2) = kDrop + kRadius;
   // 1. Bouncing: to the apex after the `bounces`-th impact.
   const std::size_t nb = static_cast<std::size_t>(bounces);
   const double t_bounce = exact[nb - 1] + 0.5 * (exact[nb] - exact[nb - 1]);
   const std::string scene = std::to_string(bounces) + " bounces";
-  report(scene.c_str(), best_of_three([&] { return run_plume(ball, e, t_bounce); }), exact, t_inf);
-  report(scene.c_str(), best_of_three([&] { return run_plume(ball, e, t_bounce, 0.0); }), exact, t_inf);
+  report(scene.c_str(), best_of_three([&] { return run_plume(ball, ball_q0, kRadius, e, t_bounce); }), exact, t_inf);
+  report(scene.c_str(), best_of_three([&] { return run_plume(ball, ball_q0, kRadius, e, t_bounce, 0.0); }), exact, t_inf);
   report(scene.c_str(), best_of_three([&] { return run_siconos(e, t_bounce); }), exact, t_inf);
   report(scene.c_str(), best_of_three([&] { return run_siconos(e, t_bounce, 1e-10); }), exact, t_inf);
   // 2. Into rest: to 1 s past t∞.
-  report("into rest", best_of_three([&] { return run_plume(ball, e, t_inf + 1.0); }), exact, t_inf);
-  report("into rest", best_of_three([&] { return run_plume(ball, e, t_inf + 1.0, 0.0); }), exact, t_inf);
+  report("into rest", best_of_three([&] { return run_plume(ball, ball_q0, kRadius, e, t_inf + 1.0); }), exact, t_inf);
+  report("into rest", best_of_three([&] { return run_plume(ball, ball_q0, kRadius, e, t_inf + 1.0, 0.0); }), exact, t_inf);
   report("into rest", best_of_three([&] { return run_siconos(e, t_inf + 1.0); }), exact, t_inf);
   report("into rest", best_of_three([&] { return run_siconos(e, t_inf + 1.0, 1e-10); }), exact, t_inf);
+  // 3. The cube of cube.urdf dropped 1 cm, level (its impacts are the
+  // ball's closed form) and tilted 0.2 rad onto an edge (no closed form
+  // after the first impact: plume and Siconos against each other);
+  // frictionless, as Siconos' Newton law is.
+  const plume::Model cube = plume::urdf::load(std::string(PLUME_MODELS_DIR) + "/cube.urdf", lo);
+  const double cube_drop = 0.01, cube_t1 = std::sqrt(2 * cube_drop / g);
+  for (const double theta : {0.0, 0.2}) {
+    plume::VectorX q0 = plume::neutral_configuration(cube);
+    q0(2) = 0.05 * (std::sin(theta) + std::cos(theta)) + cube_drop;
+    q0.segment<4>(3) = Eigen::Quaterniond(Eigen::AngleAxisd(theta, Eigen::Vector3d::UnitX())).coeffs();
+    const Outcome p = best_of_three([&] { return run_plume(cube, q0, 0.05, e, 1.0); });
+    const Outcome c = best_of_three([&] { return run_siconos_block(e, theta, cube_drop, 1.0); });
+    // Tilted: Siconos against plume's impacts up to plume's first zeno_rest
+    // (where one corner's bounces accumulate while the block rocks), and
+    // its tail of bounces against that predicted t∞.
+    std::vector<double> reference;
+    double t_inf = cube_t1 * (1 + e) / (1 - e);
+    if (theta == 0.0) {
+      for (double tk = cube_t1, step = 2 * e * cube_t1; reference.size() < 100000; tk += step, step *= e) reference.push_back(tk);
+    } else {
+      for (double tk : p.impacts) {
+        if (!(tk > p.rest)) reference.push_back(tk);
+      }
+      t_inf = p.rest;
+    }
+    const std::string name = theta == 0.0 ? "level block" : "tilted block (vs plume, t∞ plume's)";
+    report(name.c_str(), p, reference, t_inf);
+    report(name.c_str(), c, reference, t_inf);
+    std::printf("|   | first impact − √(2h/g): plume %.1e s, Siconos %.1e s | | | | | | | | | |\n",
+                p.impacts.empty() ? std::nan("") : p.impacts[0] - cube_t1,
+                c.impacts.empty() ? std::nan("") : c.impacts[0] - cube_t1);
+  }
   return 0;
 }
