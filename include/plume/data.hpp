@@ -77,9 +77,10 @@ class Data {
   Matrix6X dVdq;    ///< [6×nv] workspace: ν × s per dof (ν the velocity the joint rides on)
   Matrix6X dAdq;    ///< [6×nv] workspace: α × s + ν × (ν × s) per dof
   Matrix6X dAdv;    ///< [6×nv] workspace: ∂ of the velocity-product terms per dof
-  std::vector<Mat6> oYc;  ///< [nbodies] composite 6×6 inertia of each subtree, world axes
-  std::vector<Mat6> oBc;  ///< [nbodies] composite ∂(I a + v ×* I v)/∂v-type term of each subtree
-  std::vector<Force> oFc; ///< [nbodies] net force transmitted by each joint, world axes
+  std::vector<RigidInertia> oYc;  ///< [nbodies] composite inertia of each subtree, world axes
+  std::vector<Mat3> oBc;   ///< [nbodies] composite B11 of each subtree: B = ∂(v ×* I v)/∂v = [B11 0; −2 p× 0]
+  std::vector<Vec3> opc;   ///< [nbodies] composite linear momentum p of each subtree (B's lower block)
+  std::vector<Force> oFc;  ///< [nbodies] net force transmitted by each joint, world axes
 
   // ---- sparse factorisation H = Lᵀ D L: ltdl() (RBDA §6.5) ----------------------
   RowMatrixX LD;  ///< [nv×nv] L strictly below the diagonal (branch-induced pattern), D on it

@@ -17,7 +17,8 @@
 //   with v_att the velocity of the body the column is attached to.
 // - f_j = I_j a_j + v_j ×* I_j v_j summed over a subtree Σ_j (the composite
 //   force F, inertia Yc, and Bc = Σ_j B_j with B_j u = ∂f_j/∂v_j u =
-//   v_j ×* I_j u − I_j (v_j × u) + u ×* (I_j v_j)) gives, for dof l of a body at or
+//   v_j ×* I_j u − I_j (v_j × u) + u ×* (I_j v_j), which only sees u's angular
+//   part, see body_B11) gives, for dof l of a body at or
 //   below b (and b' the deeper of the two bodies):
 //     ∂τ_l/∂q_k = S_lᵀ (Yc_b' dAdq_k + Bc_b' dVdq_k) [+ S_lᵀ (s ×* F_b') when S_l does
 //                 not move with q_k: l above k, or a planar x, y column of b],
@@ -44,22 +45,32 @@ namespace {
 template <class K>
 constexpr int parent_attached = std::is_same_v<K, detail::Planar> ? 2 : 0;
 
-/// The matrix of u ↦ u ×* h for a force h = [n; f]: −[n× f×; f× 0].
-PLUME_INLINE void add_force_cross_matrix(const Force& h, Mat6& B) {
-  const Mat3 n = skew(h.angular());
-  const Mat3 f = skew(h.linear());
-  B.topLeftCorner<3, 3>() -= n;
-  B.topRightCorner<3, 3>() -= f;
-  B.bottomLeftCorner<3, 3>() -= f;
+/// B = ∂f/∂v of a body's f = I a + v ×* I v in the directions u, the sum
+/// v ×* I u − I (v × u) + u ×* (I v). With I = [Ī h×; h×ᵀ m1], v = [ω; v_o]
+/// and the momentum I v = [n; p] (p = m v_o + ω × h), skew(a) skew(b) =
+/// b aᵀ − (a·b) 1 gives B = [B11 0; −2 p× 0] with
+///   B11 = ω× Ī − Ī ω× − (v_o hᵀ + h v_oᵀ) + 2 (h·v_o) 1 − n×:
+/// B only sees the angular part of u.
+PLUME_INLINE Mat3 body_B11(const RigidInertia& I, const Motion& v, const Force& momentum) {
+  const Vec3 w = v.angular(), vo = v.linear();
+  const Vec3& h = I.h();
+  const Mat3 W = skew(w);
+  Mat3 B11 = W * I.Ibar() - I.Ibar() * W;
+  B11.noalias() -= vo * h.transpose() + h * vo.transpose();
+  B11.diagonal().array() += 2.0 * h.dot(vo);
+  B11 -= skew(momentum.angular());
+  return B11;
 }
 
-/// B = v ×* Y − Y v× for a symmetric 6×6 inertia Y: with X = Y crm(v),
-/// v ×* Y = −crm(v)ᵀ Y = −Xᵀ, so B = −(X + Xᵀ).
-PLUME_INLINE void inertia_variation(const Mat6& Y, const Motion& v, Mat6& B) {
-  const Mat6 X = Y * crm(v);
-  B = -(X + X.transpose());
-}
+PLUME_INLINE Eigen::Index nv_total(const Data& data) { return data.nv; }
 
+/// Y X for a rigid inertia Y and 6×N motions X, column by column.
+template <int N>
+PLUME_INLINE Eigen::Matrix<double, 6, N> inertia_cols(const RigidInertia& Y, const double* X) {
+  Eigen::Matrix<double, 6, N> out;
+  for (int k = 0; k < N; ++k) detail::inertia_times(Y, X + 6 * k, out.data() + 6 * k);
+  return out;
+}
 
 // Forward step of body i (kernel K): placement, world columns, velocity and
 // acceleration, the body's force and its ∂/∂v matrix B, the per-dof columns.
@@ -100,11 +111,9 @@ PLUME_FLATTEN void forward_body(const Model& model, Data& data, const double* q,
   const RigidInertia oI = detail::world_inertia(model, i, E, rel);
   const Force h = detail::inertia_times(oI, ov);
   data.oFc[i] = detail::inertia_times(oI, oa) + ov.cross(h);
-  Mat6& Y = data.oYc[i];
-  Y = oI.to_matrix();
-  Mat6& B = data.oBc[i];
-  inertia_variation(Y, ov, B);
-  add_force_cross_matrix(h, B);
+  data.oYc[i] = oI;
+  data.oBc[i] = body_B11(oI, ov, h);
+  data.opc[i] = h.linear();
   for (int k = 0; k < nv; ++k) {
     const int col = j.v_index + k;
     const Motion s(Vec6(oS.col(k)));
@@ -125,29 +134,38 @@ PLUME_FLATTEN void backward_body(const Model& model, Data& data, int i) {
   constexpr int nv = K::nv;
   constexpr int npa = parent_attached<K>;
   const int v0 = j.v_index;
-  const Mat6& Y = data.oYc[i];
-  const Mat6& B = data.oBc[i];
+  const RigidInertia& Y = data.oYc[i];
+  const Mat3& B11 = data.oBc[i];
+  const Vec3& pc = data.opc[i];
   const Force& F = data.oFc[i];
   const auto oS = detail::SMap<nv>(detail::S_cols(data.oS, j));
-  // Per own dof k: M1 = Yc s (H's column), M2 = Bcᵀ s, and the forces whose
-  // projections on the ancestors' columns give their rows.
-  Eigen::Matrix<double, 6, nv> M1, M2, P, Q;
-  M1.noalias() = Y * oS;
-  M2.noalias() = B.transpose() * oS;
-  P.noalias() = Y * data.dAdq.template middleCols<nv>(v0);
-  P.noalias() += B * data.dVdq.template middleCols<nv>(v0);
-  Q.noalias() = Y * data.dAdv.template middleCols<nv>(v0);
-  Q.noalias() += B * oS;
+  const auto dAdq = data.dAdq.template middleCols<nv>(v0);
+  const auto dVdq = data.dVdq.template middleCols<nv>(v0);
+  const auto dAdv = data.dAdv.template middleCols<nv>(v0);
+  // Per own dof k: M1 = Yc s (H's column), M2 = (Bcᵀ s)'s angular part (the
+  // linear one is zero), and the forces P, Q whose projections on the
+  // ancestors' columns give their rows; Bc x = [B11 x_ω; −2 p × x_ω].
+  const Mat3 pcx = skew(pc);
+  Eigen::Matrix<double, 6, nv> M1 = inertia_cols<nv>(Y, oS.data());
+  Eigen::Matrix<double, 3, nv> M2;
+  M2.noalias() = B11.transpose() * oS.template topRows<3>();
+  M2.noalias() += 2.0 * pcx * oS.template bottomRows<3>();
+  Eigen::Matrix<double, 6, nv> P = inertia_cols<nv>(Y, data.dAdq.data() + 6 * v0);
+  P.template topRows<3>().noalias() += B11 * dVdq.template topRows<3>();
+  P.template bottomRows<3>().noalias() -= 2.0 * pcx * dVdq.template topRows<3>();
+  Eigen::Matrix<double, 6, nv> Q = inertia_cols<nv>(Y, data.dAdv.data() + 6 * v0);
+  Q.template topRows<3>().noalias() += B11 * oS.template topRows<3>();
+  Q.template bottomRows<3>().noalias() -= 2.0 * pcx * oS.template topRows<3>();
   for (int k = 0; k < nv; ++k) P.col(k) += Motion(Vec6(oS.col(k))).cross(F).vector();
   data.tau.template segment<nv>(v0).noalias() = oS.transpose() * F.vector();
   // Own block: ∂τ_l/∂x_k = M1_lᵀ (…)_k + M2_lᵀ (…)_k, plus S_lᵀ (s_k ×* F) for the
   // parent-attached columns l (a planar joint's x, y).
   using MatN = Eigen::Matrix<double, nv, nv>;
   MatN own_q, own_v;
-  own_q.noalias() = M1.transpose() * data.dAdq.template middleCols<nv>(v0);
-  own_q.noalias() += M2.transpose() * data.dVdq.template middleCols<nv>(v0);
-  own_v.noalias() = M1.transpose() * data.dAdv.template middleCols<nv>(v0);
-  own_v.noalias() += M2.transpose() * oS;
+  own_q.noalias() = M1.transpose() * dAdq;
+  own_q.noalias() += M2.transpose() * dVdq.template topRows<3>();
+  own_v.noalias() = M1.transpose() * dAdv;
+  own_v.noalias() += M2.transpose() * oS.template topRows<3>();
   if constexpr (npa > 0) {
     for (int k = 0; k < nv; ++k) {
       const Vec6 sF = Motion(Vec6(oS.col(k))).cross(F).vector();
@@ -157,26 +175,49 @@ PLUME_FLATTEN void backward_body(const Model& model, Data& data, int i) {
   data.dtau_dq.template block<nv, nv>(v0, v0) = own_q;
   data.dtau_dv.template block<nv, nv>(v0, v0) = own_v;
   data.H.template block<nv, nv>(v0, v0).noalias() = M1.transpose() * oS;
-  // Ancestor dofs, one run of consecutive dofs [s, e] at a time: the rows
-  // of the ancestors (τ_l against this joint's q, q̇) and their columns
-  // (this joint's τ against q_l, q̇_l).
-  for (int e = model.dof_parent(v0); e >= 0;) {
-    const int s = model.dof_run_start(e);
-    const int len = e - s + 1;
-    const auto Sl = data.oS.middleCols(s, len);
-    data.dtau_dq.block(s, v0, len, nv).noalias() = Sl.transpose().lazyProduct(P);
-    data.dtau_dv.block(s, v0, len, nv).noalias() = Sl.transpose().lazyProduct(Q);
-    data.H.block(s, v0, len, nv).noalias() = Sl.transpose().lazyProduct(M1);
-    data.dtau_dq.block(v0, s, nv, len).noalias() =
-        M1.transpose().lazyProduct(data.dAdq.middleCols(s, len)) + M2.transpose().lazyProduct(data.dVdq.middleCols(s, len));
-    data.dtau_dv.block(v0, s, nv, len).noalias() =
-        M1.transpose().lazyProduct(data.dAdv.middleCols(s, len)) + M2.transpose().lazyProduct(Sl);
-    data.H.block(v0, s, nv, len) = data.H.block(s, v0, len, nv).transpose();
-    e = model.dof_parent(s);
+  // Ancestor dofs: the rows of the ancestors (τ_l against this joint's q, q̇)
+  // and their columns (this joint's τ against q_l, q̇_l); one run of
+  // consecutive ancestor dofs [s, e] at a time for multi-dof joints.
+  if constexpr (nv == 1) {
+    // One dof (most joints): fixed-size dot products, ancestor by ancestor.
+    const Vec6 m1 = M1.col(0), pk = P.col(0), qk = Q.col(0);
+    const Vec3 m2 = M2.col(0);
+    double* rq = data.dtau_dq.data() + static_cast<Eigen::Index>(v0) * nv_total(data);
+    double* rv = data.dtau_dv.data() + static_cast<Eigen::Index>(v0) * nv_total(data);
+    double* rh = data.H.data() + static_cast<Eigen::Index>(v0) * nv_total(data);
+    for (int l = model.dof_parent(v0); l >= 0; l = model.dof_parent(l)) {
+      const Eigen::Map<const Vec6> sl(data.oS.data() + 6 * l);
+      const Eigen::Map<const Vec6> aq(data.dAdq.data() + 6 * l), vq(data.dVdq.data() + 6 * l),
+          av(data.dAdv.data() + 6 * l);
+      rq[l] = sl.dot(pk);
+      rv[l] = sl.dot(qk);
+      const double hl = sl.dot(m1);
+      rh[l] = hl;
+      data.H(v0, l) = hl;
+      data.dtau_dq(v0, l) = m1.dot(aq) + m2.dot(vq.head<3>());
+      data.dtau_dv(v0, l) = m1.dot(av) + m2.dot(sl.head<3>());
+    }
+  } else {
+    for (int e = model.dof_parent(v0); e >= 0;) {
+      const int s = model.dof_run_start(e);
+      const int len = e - s + 1;
+      const auto Sl = data.oS.middleCols(s, len);
+      data.dtau_dq.block(s, v0, len, nv).noalias() = Sl.transpose().lazyProduct(P);
+      data.dtau_dv.block(s, v0, len, nv).noalias() = Sl.transpose().lazyProduct(Q);
+      data.H.block(s, v0, len, nv).noalias() = Sl.transpose().lazyProduct(M1);
+      data.dtau_dq.block(v0, s, nv, len).noalias() =
+          M1.transpose().lazyProduct(data.dAdq.middleCols(s, len)) +
+          M2.transpose().lazyProduct(data.dVdq.middleCols(s, len).template topRows<3>());
+      data.dtau_dv.block(v0, s, nv, len).noalias() =
+          M1.transpose().lazyProduct(data.dAdv.middleCols(s, len)) + M2.transpose().lazyProduct(Sl.template topRows<3>());
+      data.H.block(v0, s, nv, len) = data.H.block(s, v0, len, nv).transpose();
+      e = model.dof_parent(s);
+    }
   }
   if (p > 0) {
     data.oYc[p] += Y;
-    data.oBc[p] += B;
+    data.oBc[p] += B11;
+    data.opc[p] += pc;
     data.oFc[p] += F;
   }
 }
