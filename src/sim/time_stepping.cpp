@@ -186,10 +186,22 @@ class TimeStepping final : public SchemeRunner {
       }
       so.slip_velocities.swap(slip_);
     }
-    const ContactSolution& s = solver_.solve(m, data_, q, v, tau_applied_, contacts_, mu_, so);
-    if (predicted) so.slip_velocities.swap(slip_);
-    last_ = &s;
+    const ContactSolution* sp = &solver_.solve(m, data_, q, v, tau_applied_, contacts_, mu_, so);
     ++stats_.lcp_solves;
+    if (sp->status == ContactStatus::Failed && friction) {
+      // Lemke defeated by dependent contacts and cone directions (a foot's
+      // corners with friction): the friction-box model by projected
+      // Gauss–Seidel, which does not give up on degenerate problems.
+      so.friction = FrictionModel::Box;
+      so.pgs.max_iterations = 5000;
+      so.pgs.tolerance = 1e-6;
+      sp = &solver_.solve(m, data_, q, v, tau_applied_, contacts_, mu_, so);
+      ++stats_.lcp_solves;
+      ++stats_.fallbacks;
+    }
+    if (predicted) so.slip_velocities.swap(slip_);
+    const ContactSolution& s = *sp;
+    last_ = &s;
     if (s.status != ContactStatus::Solved) {
       message_ = contact_failure_words(s.status, s.message) + " for " + cat_.names_of(m, contacts_);
       return false;
@@ -670,8 +682,17 @@ bool TimeStepping::impacts(SimulationResult& result) {
   ImpactOptions io;
   io.friction = mu.maxCoeff() > 0.0 ? FrictionModel::PolyhedralCone : FrictionModel::None;
   io.cone_directions = opt_.cone_directions;
-  const ImpactSolution& s = solver_.impact(m, data_, q_, v_, touching_, e_eff, mu, io);
+  const ImpactSolution* sp = &solver_.impact(m, data_, q_, v_, touching_, e_eff, mu, io);
   ++stats_.lcp_solves;
+  // As the event-driven scheme: a light compliance where dependent contacts
+  // defeat Lemke on the rigid impact (their impulses in least-squares share).
+  for (const double compliance : {1e-8, 1e-6, 1e-4}) {
+    if (sp->status == ContactStatus::Solved || sp->status == ContactStatus::Infeasible) break;
+    io.compliance = compliance;
+    sp = &solver_.impact(m, data_, q_, v_, touching_, e_eff, mu, io);
+    ++stats_.lcp_solves;
+  }
+  const ImpactSolution& s = *sp;
   ++stats_.impacts;
   if (s.status != ContactStatus::Solved) {
     return fail(result, SimulationStatus::ContactFailure, "impact at t = " + fmt(t_) + ": " +

@@ -223,7 +223,8 @@ struct SimulationStatistics {
   long impacts = 0;
   long lcp_solves = 0;
   long projections = 0;      ///< drift projections
-  long fallbacks = 0;            ///< velocity-level fallback windows (event-driven)
+  long fallbacks = 0;            ///< velocity-level fallback windows (event-driven); force solves
+                                 ///< that fell back to the friction-box PGS (time-stepping)
   double fallback_time = 0.0;    ///< simulated time spent in them [s]
   double max_penetration = 0.0;  ///< largest −φ of any contact over the run [m]
   double energy_start = 0.0;     ///< kinetic + potential [J]
