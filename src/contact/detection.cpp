@@ -127,6 +127,21 @@ ContactDetector::ContactDetector(const Model& model, std::vector<EnvironmentShap
     shapes_.push_back(DetectorShape{std::move(s.name), 0, s.placement, std::move(s.geometry), s.material, true, radius,
                                     std::move(hull)});
   }
+  // A mesh's bounding sphere about the middle of its bounding box: tighter
+  // than about its origin, which link meshes often have at one end (the joint).
+  for (DetectorShape& d : shapes_) {
+    const Mesh* mesh = std::get_if<Mesh>(&d.geometry);
+    if (!mesh || !mesh->hull || mesh->hull->vertices().empty()) continue;
+    Vec3 lo = mesh->hull->vertices()[0], hi = lo;
+    for (const Vec3& v : mesh->hull->vertices()) {
+      lo = lo.cwiseMin(v);
+      hi = hi.cwiseMax(v);
+    }
+    d.bounding_center = 0.5 * (lo + hi);
+    double r = 0.0;
+    for (const Vec3& v : mesh->hull->vertices()) r = std::max(r, (v - d.bounding_center).norm());
+    d.bounding_radius = r;
+  }
   // Shapes detection cannot use (meshes) are left out, each named with its
   // link. A link whose collision shapes are all unusable (a mesh-only
   // collision) touches nothing at all: its warning says so.
@@ -216,13 +231,16 @@ detail::PlacedShape place(const DetectorShape& s, const Data& data) {
 // spheres (or a bounding sphere and a plane). Every contact a kernel reports
 // with a gap below this bound has the shapes overlapping, so a pair whose
 // bound exceeds the margin has no contact to report.
-double distance_bound(const detail::PlacedShape& A, double ra, const detail::PlacedShape& B, double rb) {
+double distance_bound(const detail::PlacedShape& A, const DetectorShape& a, const detail::PlacedShape& B,
+                      const DetectorShape& b) {
   const bool plane_a = std::holds_alternative<Plane>(*A.geometry);
   const bool plane_b = std::holds_alternative<Plane>(*B.geometry);
   if (plane_a && plane_b) return -std::numeric_limits<double>::infinity();
-  if (plane_a) return A.R.col(2).dot(B.p - A.p) - rb;
-  if (plane_b) return B.R.col(2).dot(A.p - B.p) - ra;
-  return (B.p - A.p).norm() - ra - rb;
+  const Vec3 ca = A.p + A.R * a.bounding_center;
+  const Vec3 cb = B.p + B.R * b.bounding_center;
+  if (plane_a) return A.R.col(2).dot(cb - A.p) - b.bounding_radius;
+  if (plane_b) return B.R.col(2).dot(ca - B.p) - a.bounding_radius;
+  return (cb - ca).norm() - a.bounding_radius - b.bounding_radius;
 }
 
 }  // namespace
@@ -241,7 +259,7 @@ void ContactDetector::detect(const Model& model, const Data& data, std::vector<C
     const detail::PlacedShape B = place(shapes_[pr.shape_b], data);
     const double ra = shapes_[pr.shape_a].bounding_radius, rb = shapes_[pr.shape_b].bounding_radius;
     const double slack = 1e-9 * (1.0 + (std::isfinite(ra) ? ra : 0.0) + (std::isfinite(rb) ? rb : 0.0));
-    if (distance_bound(A, ra, B, rb) > options_.margin + slack) continue;
+    if (distance_bound(A, shapes_[pr.shape_a], B, shapes_[pr.shape_b]) > options_.margin + slack) continue;
     detail::ContactEmitter emitter(data, pr, static_cast<int>(k), options_.margin, out);
     if (pr.swapped) {
       detail::run_kernel(pr.kernel, B, A, options_, emitter);

@@ -162,13 +162,17 @@ struct DetectorShape {
   Geometry geometry;
   ContactMaterial material;
   bool environment = false;
-  /// Radius of a sphere about the shape's origin that contains it (infinite
-  /// for planes): detect() skips pairs whose spheres are further apart than
-  /// the margin.
+  /// Radius of a sphere about bounding_center that contains the shape
+  /// (infinite for planes): detect() skips pairs whose spheres are further
+  /// apart than the margin.
   double bounding_radius = 0.0;
   /// The shape as a convex polytope where the narrow phase needs one:
   /// a mesh's convex hull, a box's 8 corners (null otherwise).
   std::shared_ptr<const ConvexHull> hull;
+  /// Centre of the bounding sphere in the shape's coordinates: the origin for
+  /// primitives, the middle of a mesh's bounding box (a link mesh is often
+  /// drawn away from its origin, at the joint).
+  Vec3 bounding_center = Vec3::Zero();
 };
 
 /// A candidate pair; a is the environment / world side or the lower body index.
