@@ -40,14 +40,14 @@ struct DisabledCollision {
 
 struct Description {
   std::string source;  ///< the file name, or the source name given to read_string
-  std::string robot;   ///< <robot name>
+  std::string robot;   ///< the `<robot name>` attribute
   std::vector<GroupState> group_states;
   std::vector<DisabledCollision> disabled_collisions;
 };
 
 /// Reads an SRDF file.
 /// @throws UrdfError ("FILE:LINE: what") on unreadable or malformed XML, a root
-/// element other than <robot>, a missing name/link attribute, a value that is
+/// element other than `<robot>`, a missing name/link attribute, a value that is
 /// not a finite number, or a group state or joint given twice.
 Description read(const std::string& path);
 
