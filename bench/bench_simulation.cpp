@@ -5,19 +5,12 @@
 //
 // Each iteration loads nothing: the world file is read once, and a fresh
 // Simulator (with the world's controller, if any) is built outside the timed
-// region; only Simulator::run_until is timed (manual time). Counters, per run:
-//   rtf            simulated seconds / wall seconds
-//   events_per_s   contact events handled per wall second (controller samples
-//                  are not events in SimulationStatistics)
-//   steps, events, rhs, lcp   the run's SimulationStatistics
-//   max_pen_m      largest penetration −φ of any contact [m]
-#include <benchmark/benchmark.h>
-
-#include <chrono>
+// region; only Simulator::run_until is timed (manual time). The counters
+// (rtf, events_per_s, steps, events, rhs, lcp, max_pen_m, …) are described
+// in scenario_runs.hpp; controller samples are not events.
 #include <string>
 
-#include "plume/sim/simulator.hpp"
-#include "plume/sim/world_file.hpp"
+#include "scenario_runs.hpp"
 
 using namespace plume;
 
@@ -30,39 +23,7 @@ void BM_SimulateWorld(benchmark::State& state, const std::string& file, double d
   SimulationOptions options = scenario.options;
   options.duration = duration;
   if (event_time_tolerance > 0.0) options.event_time_tolerance = event_time_tolerance;
-  double simulated = 0.0, wall = 0.0, max_penetration = 0.0;
-  long steps = 0, events = 0, rhs = 0, lcp = 0, runs = 0;
-  for (auto _ : state) {
-    Simulator sim(scenario.world, options);
-    if (scenario.controller) {
-      sim.set_controller(scenario.controller->function(scenario.world.model()), scenario.controller_period);
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    const SimulationResult result = sim.run_until(duration);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    state.SetIterationTime(seconds);
-    if (result.status != SimulationStatus::Finished) {
-      state.SkipWithError(("the run stopped early: " + result.message).c_str());
-      break;
-    }
-    simulated += result.time;
-    wall += seconds;
-    steps += result.statistics.steps;
-    events += result.statistics.events;
-    rhs += result.statistics.rhs_evaluations;
-    lcp += result.statistics.lcp_solves;
-    max_penetration = std::max(max_penetration, result.statistics.max_penetration);
-    ++runs;
-  }
-  if (runs == 0) return;
-  const double n = static_cast<double>(runs);
-  state.counters["rtf"] = simulated / wall;
-  state.counters["events_per_s"] = static_cast<double>(events) / wall;
-  state.counters["steps"] = static_cast<double>(steps) / n;
-  state.counters["events"] = static_cast<double>(events) / n;
-  state.counters["rhs"] = static_cast<double>(rhs) / n;
-  state.counters["lcp"] = static_cast<double>(lcp) / n;
-  state.counters["max_pen_m"] = max_penetration;
+  bench::time_runs(state, scenario, options);
 }
 
 }  // namespace

@@ -2,20 +2,11 @@
 //
 //   build/bench/bench_stacking [--benchmark_filter=stack_3]
 //
-// Timed like bench_simulation (a fresh Simulator per iteration, only
-// Simulator::run_until timed). Counters, per run:
-//   rtf                 simulated seconds / wall seconds
-//   fallbacks_per_s     event-driven velocity-level fallback windows per simulated second
-//   lcp, events, steps  the run's SimulationStatistics
-//   contacts            touching contacts at the end of the run (the N-cube stacks)
-//   max_pen_m           largest penetration −φ [m]
-#include <benchmark/benchmark.h>
-
-#include <chrono>
+// Timed and counted like bench_simulation (scenario_runs.hpp); `contacts`
+// tells the touching contacts of the N-cube stacks.
 #include <string>
 
-#include "plume/sim/simulator.hpp"
-#include "plume/sim/world_file.hpp"
+#include "scenario_runs.hpp"
 
 using namespace plume;
 
@@ -26,40 +17,7 @@ void run_scenario(benchmark::State& state, const Scenario& scenario, Scheme sche
   options.scheme = scheme;
   options.duration = duration;
   options.output_rate = 0;
-  double simulated = 0.0, wall = 0.0, max_penetration = 0.0;
-  long steps = 0, events = 0, lcp = 0, fallbacks = 0, runs = 0, contacts = 0;
-  for (auto _ : state) {
-    Simulator sim(scenario.world, options);
-    if (scenario.controller) {
-      sim.set_controller(scenario.controller->function(scenario.world.model()), scenario.controller_period);
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    const SimulationResult result = sim.run_until(duration);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    state.SetIterationTime(seconds);
-    if (result.status != SimulationStatus::Finished) {
-      state.SkipWithError(("the run stopped early: " + result.message).c_str());
-      break;
-    }
-    simulated += result.time;
-    wall += seconds;
-    steps += result.statistics.steps;
-    events += result.statistics.events;
-    lcp += result.statistics.lcp_solves;
-    fallbacks += result.statistics.fallbacks;
-    contacts += static_cast<long>(sim.current_contacts().size());
-    max_penetration = std::max(max_penetration, result.statistics.max_penetration);
-    ++runs;
-  }
-  if (runs == 0) return;
-  const double n = static_cast<double>(runs);
-  state.counters["rtf"] = simulated / wall;
-  state.counters["fallbacks_per_s"] = static_cast<double>(fallbacks) / simulated;
-  state.counters["steps"] = static_cast<double>(steps) / n;
-  state.counters["events"] = static_cast<double>(events) / n;
-  state.counters["lcp"] = static_cast<double>(lcp) / n;
-  state.counters["contacts"] = static_cast<double>(contacts) / n;
-  state.counters["max_pen_m"] = max_penetration;
+  bench::time_runs(state, scenario, options);
 }
 
 void BM_World(benchmark::State& state, const std::string& file, Scheme scheme, double duration) {
