@@ -155,13 +155,13 @@ const NamedConfiguration& Model::named_configuration(const std::string& name) co
     if (c.name == name) return c;
   }
   if (named_configurations_.empty()) {
-    throw ModelError("model '" + name_ + "' has no named configuration '" + name +
+    throw ArgumentError("model '" + name_ + "' has no named configuration '" + name +
                      "': it has none; load the robot's SRDF (urdf::LoadOptions::srdf, <model srdf=\"…\">) for its "
                      "<group_state> postures");
   }
   std::vector<std::string> names;
   for (const NamedConfiguration& c : named_configurations_) names.push_back(c.name);
-  throw ModelError("model '" + name_ + "' has no named configuration '" + name + "'" +
+  throw ArgumentError("model '" + name_ + "' has no named configuration '" + name + "'" +
                    detail::did_you_mean(name, names) + "; it has " + detail::quoted_list(names));
 }
 

@@ -140,11 +140,11 @@ TEST(Srdf, NamedConfigurationsAreTheGroupStatesOfTheFile) {
   }
   EXPECT_EQ(states, 2);
   EXPECT_EQ(m.named_configurations().size(), 2u);
-  expect_error<ModelError>([&] { m.named_configuration("stand"); },
+  expect_error<ArgumentError>([&] { m.named_configuration("stand"); },
                            {"no named configuration 'stand'", "did you mean 'standing'", "'standing', 'crouching'"});
   // Without the SRDF there are none, and the message says where they come from.
   const Model bare = urdf::load(kLynx, urdf::LoadOptions{urdf::RootJoint::FreeFlyer});
-  expect_error<ModelError>([&] { bare.named_configuration("standing"); }, {"it has none", "LoadOptions::srdf"});
+  expect_error<ArgumentError>([&] { bare.named_configuration("standing"); }, {"it has none", "LoadOptions::srdf"});
 }
 
 TEST(Srdf, WhatTheModelDoesNotHaveIsAWarningAndWrongValuesAreErrors) {

@@ -113,7 +113,7 @@ class Model {
   /// Named configurations (SRDF group states), in file order.
   const std::vector<NamedConfiguration>& named_configurations() const { return named_configurations_; }
   /// The named configuration `name`.
-  /// @throws ModelError listing the names there are (or, when there are none,
+  /// @throws ArgumentError, as every look-up by name, listing the names there are (or, when there are none,
   /// saying how to load them: urdf::LoadOptions::srdf, `<model srdf>`).
   const NamedConfiguration& named_configuration(const std::string& name) const;
   /// Link pairs excluded from self-collision (SRDF `<disable_collisions>`),
