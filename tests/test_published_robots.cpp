@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "expect_error.hpp"
 #include "mesh_files.hpp"
 #include "plume/error.hpp"
 #include "plume/geometry/convex_hull.hpp"
@@ -18,6 +19,7 @@
 #include "test_utils.hpp"
 
 using namespace plume;
+using plume::test::expect_error;
 namespace fs = std::filesystem;
 
 namespace {
@@ -74,19 +76,6 @@ int count(const std::vector<std::string>& lines, const std::string& needle) {
 Vec3 covariance_eigenvalues(const Mat3& Ic) {
   const Mat3 C = 0.5 * Ic.trace() * Mat3::Identity() - Ic;
   return Eigen::SelfAdjointEigenSolver<Mat3>(C).eigenvalues();
-}
-
-template <class E, class F>
-std::string expect_error(F&& f, std::initializer_list<std::string> needles) {
-  try {
-    f();
-  } catch (const E& e) {
-    const std::string what = e.what();
-    for (const std::string& n : needles) EXPECT_NE(what.find(n), std::string::npos) << "'" << n << "' not in: " << what;
-    return what;
-  }
-  ADD_FAILURE() << "no exception";
-  return "";
 }
 
 }  // namespace

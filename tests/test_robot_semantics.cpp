@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 
+#include "expect_error.hpp"
 #include "mesh_files.hpp"
 #include "plume/algorithms/kinematics.hpp"
 #include "plume/configuration.hpp"
@@ -26,25 +27,13 @@
 #include "test_utils.hpp"
 
 using namespace plume;
+using plume::test::expect_error;
 using plume::test::model_path;
 
 namespace {
 
 const std::string kLynx = model_path("lynx_description/urdf/lynx.urdf");
 const std::string kLynxSrdf = model_path("lynx_description/srdf/lynx.srdf");
-
-template <class E, class F>
-std::string expect_error(F&& f, std::initializer_list<std::string> needles) {
-  try {
-    f();
-  } catch (const E& e) {
-    const std::string what = e.what();
-    for (const std::string& n : needles) EXPECT_NE(what.find(n), std::string::npos) << "'" << n << "' not in: " << what;
-    return what;
-  }
-  ADD_FAILURE() << "no exception";
-  return "";
-}
 
 bool has_warning(const Model& m, const std::string& needle) {
   for (const std::string& w : m.warnings()) {
