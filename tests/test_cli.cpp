@@ -287,14 +287,16 @@ TEST(Cli, PublishedRobotInertiaPoliciesAndPackageDirs) {
   std::ofstream(copy) << src.rdbuf();
   const CliRun lost = run("info " + copy + " --json 2>/dev/null");
   ASSERT_EQ(lost.status, 0) << lost.out;
-  for (const json& c : json::parse(lost.out)["collisions"]) {
+  const json lost_info = json::parse(lost.out);
+  for (const json& c : lost_info["collisions"]) {
     if (c["geometry"]["type"] == "mesh") {
       EXPECT_FALSE(c["usable_for_contact"].get<bool>()) << c;
     }
   }
   const CliRun found = run("info " + copy + " --json --package-dir /nonexistent --package-dir " + model("") + " 2>/dev/null");
   ASSERT_EQ(found.status, 0) << found.out;
-  for (const json& c : json::parse(found.out)["collisions"]) {
+  const json found_info = json::parse(found.out);
+  for (const json& c : found_info["collisions"]) {
     if (c["geometry"]["type"] == "mesh") {
       EXPECT_TRUE(c["usable_for_contact"].get<bool>()) << c;
     }

@@ -9,12 +9,15 @@
 // file.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
+#include <vector>
 
 #include "closed_forms.hpp"
 #include "plume/algorithms/crba.hpp"
@@ -349,61 +352,89 @@ TEST(SchemesBowlingBall, CompliantRosenbrock4) {
 }
 
 // ---- every shipped world with every scheme, selected in the world file -----------------
-TEST(SchemesWorlds, EveryWorldFinishesWithEveryScheme) {
+// One test per world file and scheme, so that each runs (and times out) on
+// its own and ctest spreads them over the cores: under the sanitizers the
+// stacks and the pyramid take minutes each.
+namespace {
+
+struct SchemeChoice {
+  const char* scheme;
+  const char* integrator;
+};
+
+void PrintTo(const SchemeChoice& c, std::ostream* os) { *os << c.scheme << "/" << c.integrator; }
+
+std::vector<std::string> world_files() {
   const std::string dir = std::string(PLUME_MODELS_DIR) + "/worlds";
   std::vector<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() == ".xml") files.push_back(entry.path().string());
   }
   std::sort(files.begin(), files.end());
-  ASSERT_GE(files.size(), 6u);
-  struct Choice {
-    const char* scheme;
-    const char* integrator;
-  };
-  const Choice choices[] = {
-      {"event-driven", "dopri5"}, {"compliant", "dopri5"}, {"compliant", "rosenbrock4"}, {"time-stepping", "dopri5"}};
-  for (const std::string& file : files) {
-    std::ifstream in(file);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    const std::string xml = buffer.str();
-    const std::size_t at = xml.find("<simulate");
-    ASSERT_NE(at, std::string::npos) << file;
-    for (const Choice& c : choices) {
-      // Replace the file's scheme (and integrator, if any) in <simulate>.
-      std::string text = xml;
-      const std::size_t end = text.find("/>", at);
-      std::string simulate = text.substr(at, end - at);
-      for (const char* attribute : {"scheme", "integrator"}) {
-        const std::size_t a = simulate.find(std::string(" ") + attribute + "=\"");
-        if (a == std::string::npos) continue;
-        const std::size_t close = simulate.find('"', a + std::strlen(attribute) + 3);
-        simulate.erase(a, close + 1 - a);
-      }
-      simulate += std::string(" scheme=\"") + c.scheme + "\" integrator=\"" + c.integrator + "\" ";
-      text.replace(at, end - at, simulate);
-      const Scenario sc = load_world_string(text, file, dir);
-      ASSERT_EQ(to_string(sc.options.scheme), std::string(c.scheme));
-      ASSERT_EQ(to_string(sc.options.integrator), std::string(c.integrator));
-      SimulationOptions o = sc.options;
-      // Past the first landings (ball 0.45 s, quadruped 0.064 s, humanoid
-      // 0.143 s). rosenbrock4's finite-difference Jacobian costs nv + nq
-      // right-hand sides a step: on the quadruped and the humanoid it runs
-      // only through the landing, at 1e-6 (9 s for 0.25 s of the humanoid at 1e-10).
-      o.duration = std::min(o.duration, sc.world.model().nv() > 6 ? 0.3 : 0.6);
-      if (o.integrator == Integrator::Rosenbrock4 && sc.world.model().nv() > 6) {
-        o.duration = 0.15;
-        o.abs_tol = o.rel_tol = 1e-6;
-      }
-      o.output_rate = 0;
-      Simulator sim(sc.world, o);
-      if (sc.controller) sim.set_controller(sc.controller->function(sc.world.model()), sc.controller_period);
-      const SimulationResult r = sim.run();
-      EXPECT_EQ(r.status, SimulationStatus::Finished)
-          << file << " with " << c.scheme << "/" << c.integrator << ": " << r.message;
-      EXPECT_NEAR(r.time, o.duration, 1e-12) << file << " with " << c.scheme;
-      EXPECT_TRUE(sim.q().allFinite() && sim.v().allFinite()) << file << " with " << c.scheme;
-    }
-  }
+  return files;
 }
+
+const SchemeChoice kSchemeChoices[] = {
+    {"event-driven", "dopri5"}, {"compliant", "dopri5"}, {"compliant", "rosenbrock4"}, {"time-stepping", "dopri5"}};
+
+}  // namespace
+
+class SchemesWorlds : public ::testing::TestWithParam<std::tuple<std::string, SchemeChoice>> {};
+
+TEST(SchemesWorldsDirectory, HoldsTheWorlds) { EXPECT_GE(world_files().size(), 6u); }
+
+TEST_P(SchemesWorlds, FinishesWithTheScheme) {
+  const std::string dir = std::string(PLUME_MODELS_DIR) + "/worlds";
+  const std::string& file = std::get<0>(GetParam());
+  const SchemeChoice& c = std::get<1>(GetParam());
+  std::ifstream in(file);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string xml = buffer.str();
+  const std::size_t at = xml.find("<simulate");
+  ASSERT_NE(at, std::string::npos) << file;
+  // Replace the file's scheme (and integrator, if any) in <simulate>.
+  std::string text = xml;
+  const std::size_t end = text.find("/>", at);
+  std::string simulate = text.substr(at, end - at);
+  for (const char* attribute : {"scheme", "integrator"}) {
+    const std::size_t a = simulate.find(std::string(" ") + attribute + "=\"");
+    if (a == std::string::npos) continue;
+    const std::size_t close = simulate.find('"', a + std::strlen(attribute) + 3);
+    simulate.erase(a, close + 1 - a);
+  }
+  simulate += std::string(" scheme=\"") + c.scheme + "\" integrator=\"" + c.integrator + "\" ";
+  text.replace(at, end - at, simulate);
+  const Scenario sc = load_world_string(text, file, dir);
+  ASSERT_EQ(to_string(sc.options.scheme), std::string(c.scheme));
+  ASSERT_EQ(to_string(sc.options.integrator), std::string(c.integrator));
+  SimulationOptions o = sc.options;
+  // Past the first landings (ball 0.45 s, quadruped 0.064 s, humanoid
+  // 0.143 s). rosenbrock4's finite-difference Jacobian costs nv + nq
+  // right-hand sides a step: on the quadruped and the humanoid it runs
+  // only through the landing, at 1e-6 (9 s for 0.25 s of the humanoid at 1e-10).
+  o.duration = std::min(o.duration, sc.world.model().nv() > 6 ? 0.3 : 0.6);
+  if (o.integrator == Integrator::Rosenbrock4 && sc.world.model().nv() > 6) {
+    o.duration = 0.15;
+    o.abs_tol = o.rel_tol = 1e-6;
+  }
+  o.output_rate = 0;
+  Simulator sim(sc.world, o);
+  if (sc.controller) sim.set_controller(sc.controller->function(sc.world.model()), sc.controller_period);
+  const SimulationResult r = sim.run();
+  EXPECT_EQ(r.status, SimulationStatus::Finished)
+      << file << " with " << c.scheme << "/" << c.integrator << ": " << r.message;
+  EXPECT_NEAR(r.time, o.duration, 1e-12) << file << " with " << c.scheme;
+  EXPECT_TRUE(sim.q().allFinite() && sim.v().allFinite()) << file << " with " << c.scheme;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Worlds, SchemesWorlds, ::testing::Combine(::testing::ValuesIn(world_files()), ::testing::ValuesIn(kSchemeChoices)),
+    [](const ::testing::TestParamInfo<SchemesWorlds::ParamType>& info) {
+      std::string name = std::filesystem::path(std::get<0>(info.param)).stem().string() + "_" +
+                         std::get<1>(info.param).scheme + "_" + std::get<1>(info.param).integrator;
+      for (char& ch : name) {
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      }
+      return name;
+    });
