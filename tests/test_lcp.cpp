@@ -403,6 +403,24 @@ TEST(LcpCommon, InvalidOptionsAreNamed) {
   PivotingOptions po;
   po.max_pivots = -3;
   EXPECT_TRUE(contains(solve_pivoting(p, po).message, "max_pivots"));
+  // Both pivoting solvers check the four options they share, naming their own struct.
+  for (int which = 0; which < 4; ++which) {
+    SCOPED_TRACE(which);
+    LemkeOptions l;
+    PivotingOptions v;
+    const char* expected[] = {"max_pivots = -1 is negative", "zero_tolerance = inf must be positive and finite",
+                              "residual_tolerance = -1 must be >= 0", "max_amplification = 0 must be positive"};
+    if (which == 0) l.max_pivots = v.max_pivots = -1;
+    if (which == 1) l.zero_tolerance = v.zero_tolerance = kInf;
+    if (which == 2) l.residual_tolerance = v.residual_tolerance = -1.0;
+    if (which == 3) l.max_amplification = v.max_amplification = 0.0;
+    const LcpResult rl = solve_lemke(p, l);
+    const LcpResult rv = solve_pivoting(p, v);
+    EXPECT_EQ(rl.status, LcpStatus::InvalidInput);
+    EXPECT_EQ(rv.status, LcpStatus::InvalidInput);
+    EXPECT_TRUE(contains(rl.message, std::string("LemkeOptions::") + expected[which])) << rl.message;
+    EXPECT_TRUE(contains(rv.message, std::string("PivotingOptions::") + expected[which])) << rv.message;
+  }
   PgsOptions go;
   go.relaxation = 2.5;
   EXPECT_TRUE(contains(solve_pgs(p, go).message, "relaxation = 2.5"));

@@ -1,5 +1,7 @@
 #include "plume/lcp/lemke.hpp"
 
+#include "pivoting_checks.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -51,32 +53,7 @@ void LemkeSolver::reserve_workspace(int n) {
 
 bool LemkeSolver::validate(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
                            LcpResult& out) const {
-  out.status = LcpStatus::InvalidInput;
-  out.pivots = 0;
-  out.residual = 0.0;
-  out.tolerance = 0.0;
-  out.basic.clear();
-  if (!check_lcp_input(M, d, out.message)) return false;
-  if (options_.max_pivots < 0) {
-    detail::set_message(out.message, "LemkeOptions::max_pivots = %d is negative", options_.max_pivots);
-    return false;
-  }
-  if (options_.zero_tolerance && !(*options_.zero_tolerance > 0.0 && std::isfinite(*options_.zero_tolerance))) {
-    detail::set_message(out.message, "LemkeOptions::zero_tolerance = %g must be positive and finite",
-                        *options_.zero_tolerance);
-    return false;
-  }
-  if (options_.residual_tolerance && !(*options_.residual_tolerance >= 0.0)) {
-    detail::set_message(out.message, "LemkeOptions::residual_tolerance = %g must be >= 0",
-                        *options_.residual_tolerance);
-    return false;
-  }
-  if (options_.max_amplification && !(*options_.max_amplification > 0.0)) {
-    detail::set_message(out.message, "LemkeOptions::max_amplification = %g must be positive",
-                        *options_.max_amplification);
-    return false;
-  }
-  return true;
+  return detail::validate_pivoting_input("LemkeOptions", options_, M, d, out);
 }
 
 const LcpResult& LemkeSolver::solve(const Eigen::Ref<const MatrixX>& M,

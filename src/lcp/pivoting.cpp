@@ -1,5 +1,7 @@
 #include "plume/lcp/pivoting.hpp"
 
+#include "pivoting_checks.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -35,32 +37,7 @@ void PivotingSolver::reserve_workspace(int n) {
 
 bool PivotingSolver::validate(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
                               LcpResult& out) const {
-  out.status = LcpStatus::InvalidInput;
-  out.pivots = 0;
-  out.residual = 0.0;
-  out.tolerance = 0.0;
-  out.basic.clear();
-  if (!check_lcp_input(M, d, out.message)) return false;
-  if (options_.max_pivots < 0) {
-    detail::set_message(out.message, "PivotingOptions::max_pivots = %d is negative", options_.max_pivots);
-    return false;
-  }
-  if (options_.zero_tolerance && !(*options_.zero_tolerance > 0.0 && std::isfinite(*options_.zero_tolerance))) {
-    detail::set_message(out.message, "PivotingOptions::zero_tolerance = %g must be positive and finite",
-                        *options_.zero_tolerance);
-    return false;
-  }
-  if (options_.residual_tolerance && !(*options_.residual_tolerance >= 0.0)) {
-    detail::set_message(out.message, "PivotingOptions::residual_tolerance = %g must be >= 0",
-                        *options_.residual_tolerance);
-    return false;
-  }
-  if (options_.max_amplification && !(*options_.max_amplification > 0.0)) {
-    detail::set_message(out.message, "PivotingOptions::max_amplification = %g must be positive",
-                        *options_.max_amplification);
-    return false;
-  }
-  return true;
+  return detail::validate_pivoting_input("PivotingOptions", options_, M, d, out);
 }
 
 const LcpResult& PivotingSolver::solve(const Eigen::Ref<const MatrixX>& M,
