@@ -54,6 +54,24 @@ nlohmann::json to_json(const VectorX& x);
 nlohmann::json to_json(const MatrixX& m);
 nlohmann::json to_json(const Vec3& x);
 
+/// Writes a primitive's dimensions into `j` (json or ordered_json), with the
+/// keys `info --json` and replay.html share: sphere "radius", box "size"
+/// (full edge lengths, through `vector`), cylinder and capsule "radius" and
+/// "length". Meshes (and anything else) add nothing.
+template <class Json, class VectorToJson>
+void put_primitive_dimensions(Json& j, const Geometry& g, VectorToJson vector) {
+  if (const auto* s = std::get_if<Sphere>(&g)) j["radius"] = s->radius;
+  if (const auto* b = std::get_if<Box>(&g)) j["size"] = vector(b->size);
+  if (const auto* c = std::get_if<Cylinder>(&g)) {
+    j["radius"] = c->radius;
+    j["length"] = c->length;
+  }
+  if (const auto* c = std::get_if<Capsule>(&g)) {
+    j["radius"] = c->radius;
+    j["length"] = c->length;
+  }
+}
+
 struct InfoArgs {
   std::string model;
   LoadArgs load;

@@ -16,16 +16,7 @@ json limit(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 json geometry_json(const Geometry& g) {
   json j;
   j["type"] = geometry_name(g);
-  if (const auto* s = std::get_if<Sphere>(&g)) j["radius"] = s->radius;
-  if (const auto* b = std::get_if<Box>(&g)) j["size"] = to_json(b->size);
-  if (const auto* c = std::get_if<Cylinder>(&g)) {
-    j["radius"] = c->radius;
-    j["length"] = c->length;
-  }
-  if (const auto* c = std::get_if<Capsule>(&g)) {
-    j["radius"] = c->radius;
-    j["length"] = c->length;
-  }
+  put_primitive_dimensions(j, g, [](const Vec3& v) { return to_json(v); });
   if (const auto* m = std::get_if<Mesh>(&g)) {
     j["filename"] = m->filename;
     j["scale"] = to_json(m->scale);

@@ -5,6 +5,8 @@
 // written as one JSON object into apps/replay_page.html with three.js inlined.
 #include "replay.hpp"
 
+#include "cli_common.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -226,16 +228,7 @@ ordered_json shape_json(const std::string& name, const Geometry& g, const Transf
   j["type"] = geometry_name(g);
   j["position"] = vec_json(X_shape_parent.pose_translation());
   j["quaternion"] = quat_json(X_shape_parent.pose_rotation());
-  if (const auto* s = std::get_if<Sphere>(&g)) j["radius"] = s->radius;
-  if (const auto* b = std::get_if<Box>(&g)) j["size"] = vec_json(b->size);
-  if (const auto* c = std::get_if<Cylinder>(&g)) {
-    j["radius"] = c->radius;
-    j["length"] = c->length;
-  }
-  if (const auto* c = std::get_if<Capsule>(&g)) {
-    j["radius"] = c->radius;
-    j["length"] = c->length;
-  }
+  put_primitive_dimensions(j, g, [](const Vec3& v) { return vec_json(v); });
   if (const auto* m = std::get_if<Mesh>(&g)) {
     j["filename"] = m->filename;
     bool done = false;
