@@ -38,6 +38,7 @@
 #include <Eigen/LU>
 
 #include "plume/algorithms/aba.hpp"
+#include "plume/algorithms/cholesky.hpp"
 #include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/energy.hpp"
 #include "plume/algorithms/kinematics.hpp"
@@ -56,6 +57,67 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kScoreRun = 4;  // equal scores in a row that halve / double h_init
 
+// Cholesky factorisation A = L Lᵀ of a symmetric positive definite matrix
+// given by its lower triangle (overwritten by L; the strict upper triangle
+// is left alone), and solves with it. Right-looking and column by column,
+// skipping the exact zeros below each column's last nonzero row: the
+// contact matrices of a stack (each body coupled to its neighbours only)
+// are banded and keep their band.
+class BandedCholesky {
+ public:
+  // False at a pivot that is not above `relative` times its column's
+  // diagonal before elimination (a dependent column), with A part-factored.
+  bool factor(MatrixX& A, double relative = 0.0) {
+    const int n = static_cast<int>(A.rows());
+    last_.assign(static_cast<std::size_t>(n), 0);
+    diagonal_ = A.diagonal();
+    for (int j = 0; j < n; ++j) {
+      int l = n - 1;
+      while (l > j && A(l, j) == 0.0) --l;
+      last_[static_cast<std::size_t>(j)] = l;
+    }
+    for (int k = 0; k < n; ++k) {
+      const double pivot = A(k, k);
+      if (!(pivot > relative * diagonal_(k)) || !(pivot > 0.0)) return false;
+      const double lkk = std::sqrt(pivot);
+      double* ck = A.col(k).data();
+      const int lk = last_[static_cast<std::size_t>(k)];
+      ck[k] = lkk;
+      for (int i = k + 1; i <= lk; ++i) ck[i] /= lkk;
+      for (int j = k + 1; j <= lk; ++j) {
+        const double ljk = ck[j];
+        if (ljk == 0.0) continue;
+        double* cj = A.col(j).data();
+        for (int i = j; i <= lk; ++i) cj[i] -= ljk * ck[i];
+        int& lj = last_[static_cast<std::size_t>(j)];
+        lj = std::max(lj, lk);
+      }
+    }
+    return true;
+  }
+
+  // x ← A⁻¹ x with the factor L in A.
+  void solve(const MatrixX& L, VectorX& x) const {
+    const int n = static_cast<int>(L.rows());
+    for (int k = 0; k < n; ++k) {
+      const double* ck = L.col(k).data();
+      x(k) /= ck[k];
+      const double xk = x(k);
+      for (int i = k + 1, lk = last_[static_cast<std::size_t>(k)]; i <= lk; ++i) x(i) -= ck[i] * xk;
+    }
+    for (int k = n - 1; k >= 0; --k) {
+      const double* ck = L.col(k).data();
+      double sum = x(k);
+      for (int i = k + 1, lk = last_[static_cast<std::size_t>(k)]; i <= lk; ++i) sum -= ck[i] * x(i);
+      x(k) = sum / ck[k];
+    }
+  }
+
+ private:
+  std::vector<int> last_;  // last_[j]: the last row of column j's nonzeros; fill stays inside it
+  VectorX diagonal_;
+};
+
 class TimeStepping final : public SchemeRunner {
  public:
   TimeStepping(World w, const SimulationOptions& o)
@@ -67,6 +129,7 @@ class TimeStepping final : public SchemeRunner {
     v_ = world_.v0();
     tau_ = VectorX::Zero(m.nv());
     a_ = VectorX::Zero(m.nv());
+    zero_ = VectorX::Zero(m.nv());
     h_init_ = opt_.time_step;
   }
 
@@ -114,8 +177,23 @@ class TimeStepping final : public SchemeRunner {
   }
 
   // Every contact with Ψ < margin at q (placements left in data_).
+  // The last detection is remembered: a step detects at its end q1, and the
+  // impacts and the new β look at the same configuration unless the
+  // projection moved it.
   void detect(const VectorX& q, double margin, std::vector<Contact>& out) {
     unchecked::forward_kinematics(model(), data_, q);
+    if (detected_valid_ && margin == detected_margin_ && q.size() == detected_q_.size() &&
+        std::equal(q.data(), q.data() + q.size(), detected_q_.data())) {
+      out = detected_;
+      return;
+    }
+    detect_uncached(q, margin, out);
+    detected_ = out;
+    detected_q_ = q;
+    detected_margin_ = margin;
+    detected_valid_ = true;
+  }
+  void detect_uncached(const VectorX& q, double margin, std::vector<Contact>& out) {
     cat_.detector.detect(model(), data_, out);
     if (margin < touch_margin(opt_)) {
       std::size_t k = 0;
@@ -210,6 +288,40 @@ class TimeStepping final : public SchemeRunner {
     return true;
   }
 
+  // More constraint rows than dofs (a stack: every cube held by its faces'
+  // corners, three rows each): when K (nv × rows, the rows of fast_Kt_)
+  // has full rank nv, the constraints Kᵀq̈ = b' fix q̈ by themselves, and the
+  // minimum-norm forces of A λ = b (A = KᵀH⁻¹K, the limit of the
+  // regularised solve) are λ = Kᵀ P H P K b with P = (KKᵀ)⁻¹, q̈ = a0 + P K b
+  // — an nv × nv factorisation instead of rows × rows. False (nothing
+  // changed but workspace) when KKᵀ has a dependent column (a pivot below
+  // 1e-6 of its diagonal): the rows solve decides.
+  bool fully_constrained() {
+    const int nv = model().nv();
+    const int rows = static_cast<int>(fast_Kt_.rows());
+    fast_K_ = fast_Kt_.transpose();
+    fast_P_.setZero(nv, nv);
+    for (int r = 0; r < rows; ++r) {
+      const double* c = fast_K_.col(r).data();
+      int lo = 0, hi = nv;
+      while (lo < hi && c[lo] == 0.0) ++lo;
+      while (hi > lo && c[hi - 1] == 0.0) --hi;
+      for (int j = lo; j < hi; ++j) {
+        const double cj = c[j];
+        if (cj == 0.0) continue;
+        double* pj = fast_P_.col(j).data();
+        for (int i = j; i < hi; ++i) pj[i] += cj * c[i];
+      }
+    }
+    if (!fast_pchol_.factor(fast_P_, 1e-6)) return false;
+    fast_x_.noalias() = fast_K_ * fast_b_;
+    fast_pchol_.solve(fast_P_, fast_x_);  // q̈ − a0 = P K b
+    fast_z_.noalias() = data_.H * fast_x_;
+    fast_pchol_.solve(fast_P_, fast_z_);
+    fast_lambda_.noalias() = fast_Kt_ * fast_z_;
+    return true;
+  }
+
   // The force LCP's answer when β's modes are known from the last solve and
   // still hold: the active contacts (pushing, or touching with ζ̇ = 0) as
   // equalities — normal rows, tangential rows for the sticking ones, sliding
@@ -232,51 +344,99 @@ class TimeStepping final : public SchemeRunner {
       rows += tr.mode == ContactMode::Sticking && tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes ? 3 : 1;
     }
     if (!any_active) return false;
-    const MatrixX& H = unchecked::crba(m, data_, q);
-    fast_H_.compute(H);
+    // CRBA leaves the placements the contacts need, the bias pass of RNEA the
+    // velocities contact_jacobians reads; H = LᵀDL by the branch-induced
+    // sparse factorisation (independent bodies: block-diagonal, no fill-in).
+    unchecked::crba(m, data_, q);
+    unchecked::ltdl(m, data_);
     fast_a0_ = tau_applied_ - unchecked::bias_forces_after_crba(m, data_, v);
-    fast_a0_ = fast_H_.solve(fast_a0_);
+    ltdl_solve(m, data_, fast_a0_);
     fast_T_.resize(nv, nc);
     fast_Tdv_.resize(nc);
     fast_D_.resize(nv, 2 * nc);
     fast_Ddv_.resize(2 * nc);
     contact_jacobians(m, data_, contacts_, fast_T_, fast_Tdv_, fast_D_, fast_Ddv_, true);
-    fast_K_.resize(nv, rows);
-    fast_G_.resize(nv, rows);
+    // Rows of Kᵀ (constraint directions) and Gᵀ (force directions), b (velocity products).
+    fast_Kt_.resize(rows, nv);
+    fast_Gt_.resize(rows, nv);
     fast_b_.resize(rows);
     fast_slide_.setZero(2, nc);
+    bool symmetric = true;
     int r = 0;
     for (int k = 0; k < nc; ++k) {
       const Tracked& tr = beta_[static_cast<std::size_t>(k)];
       if (!tr.active) continue;
-      fast_K_.col(r) = fast_T_.col(k);
-      fast_G_.col(r) = fast_T_.col(k);
+      fast_Kt_.row(r) = fast_T_.col(k).transpose();
+      fast_Gt_.row(r) = fast_T_.col(k).transpose();
       fast_b_(r) = fast_Tdv_(k);
       const bool friction = tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes;
       if (friction && tr.mode == ContactMode::Sliding) {
         const Eigen::Vector2d u(fast_D_.col(2 * k).dot(v), fast_D_.col(2 * k + 1).dot(v));
         if (u.norm() <= opt_.slip_velocity) return false;  // no direction to slide in
         fast_slide_.col(k) = u.normalized();
-        fast_G_.col(r) -= tr.mu * (fast_slide_(0, k) * fast_D_.col(2 * k) + fast_slide_(1, k) * fast_D_.col(2 * k + 1));
+        fast_Gt_.row(r) -=
+            tr.mu * (fast_slide_(0, k) * fast_D_.col(2 * k) + fast_slide_(1, k) * fast_D_.col(2 * k + 1)).transpose();
+        symmetric = false;
       } else if (friction && tr.mode != ContactMode::Sticking) {
         return false;
       }
       ++r;
       if (friction && tr.mode == ContactMode::Sticking) {
         for (int j = 0; j < 2; ++j, ++r) {
-          fast_K_.col(r) = fast_D_.col(2 * k + j);
-          fast_G_.col(r) = fast_D_.col(2 * k + j);
+          fast_Kt_.row(r) = fast_D_.col(2 * k + j).transpose();
+          fast_Gt_.row(r) = fast_D_.col(2 * k + j).transpose();
           fast_b_(r) = fast_Ddv_(2 * k + j);
         }
       }
     }
-    fast_HiG_ = fast_H_.solve(fast_G_);
-    fast_A_.noalias() = fast_K_.transpose() * fast_HiG_;
-    fast_A_.diagonal().array() += 1e-12 * std::max(1e-12, fast_A_.diagonal().cwiseAbs().maxCoeff());
-    fast_b_ = -(fast_K_.transpose() * fast_a0_ + fast_b_);
-    fast_lambda_ = fast_A_.partialPivLu().solve(fast_b_);
+    // A λ = −(Kᵀ a0 + K̇ᵀq̇) with A = Kᵀ H⁻¹ G = (L⁻ᵀK)ᵀ D⁻¹ (L⁻ᵀG), as the
+    // event-driven scheme's constrained dynamics: rank-one updates over the
+    // dofs, each touching only the rows of the contacts on its bodies.
+    fast_b_ = -(fast_Kt_ * fast_a0_ + fast_b_);
+    if (!(symmetric && rows > nv && fully_constrained())) {
+      ltdl_solve_Lt_rows(m, data_, fast_Kt_);
+      if (symmetric) {
+        fast_Gt_ = fast_Kt_;
+      } else {
+        ltdl_solve_Lt_rows(m, data_, fast_Gt_);
+      }
+      fast_Dinv_ = data_.LD.diagonal().cwiseInverse();
+      fast_A_.setZero(rows, rows);
+      for (int d = 0; d < nv; ++d) {
+        const double* u = fast_Kt_.col(d).data();
+        const double* w = fast_Gt_.col(d).data();
+        const double dinv = fast_Dinv_(d);
+        int lo = 0, hi = rows;
+        while (lo < hi && u[lo] == 0.0) ++lo;
+        while (hi > lo && u[hi - 1] == 0.0) --hi;
+        if (lo == hi) continue;
+        // Symmetric: the lower triangle only (u = w, zero outside [lo, hi)).
+        const int j0 = symmetric ? lo : 0, j1 = symmetric ? hi : rows;
+        for (int j = j0; j < j1; ++j) {
+          const double wj = w[j] * dinv;
+          if (wj == 0.0) continue;
+          double* ac = fast_A_.col(j).data();
+          for (int i = symmetric ? j : lo; i < hi; ++i) ac[i] += wj * u[i];
+        }
+      }
+      double amax = 1e-12;
+      for (int i = 0; i < rows; ++i) amax = std::max(amax, std::abs(fast_A_(i, i)));
+      fast_A_.diagonal().array() += 1e-12 * amax;
+      fast_lambda_ = fast_b_;
+      if (symmetric) {
+        if (!fast_chol_.factor(fast_A_)) return false;  // (rounding) the LCP decides
+        fast_chol_.solve(fast_A_, fast_lambda_);
+      } else {
+        fast_lu_.compute(fast_A_);
+        fast_lambda_ = fast_lu_.solve(fast_b_);
+      }
+      // q̈ = a0 + H⁻¹ G λ = a0 + L⁻¹ D⁻¹ (L⁻ᵀG) λ
+      fast_x_.noalias() = fast_Gt_.transpose() * fast_lambda_;
+      fast_x_.array() *= fast_Dinv_.array();
+      ltdl_solve_L(m, data_, fast_x_);
+    }
     ContactSolution& s = fast_;
-    s.ddq = fast_a0_ + fast_HiG_ * fast_lambda_;
+    s.ddq = fast_a0_ + fast_x_;
     s.zeta_dot = fast_T_.transpose() * s.ddq + fast_Tdv_;
     s.lambda.setZero(nc);
     s.friction.setZero(2, nc);
@@ -419,6 +579,7 @@ class TimeStepping final : public SchemeRunner {
 
   // ---- at the step's end: drift, impacts, the new β and its forces ---------------------------
   void project();
+  void h_metric_solve(const MatrixX& K, VectorX& r);
   void no_energy_gain(const VectorX& q0, const VectorX& v0, double h);
   const VectorX& applied_tau_at(const VectorX& v) {
     applied_torque(model(), opt_, tau_, v, tau_applied_);
@@ -552,10 +713,26 @@ class TimeStepping final : public SchemeRunner {
   bool modes_known_ = false;
   long stats_fast_ = 0;
   ContactSolution fast_;
-  Eigen::LDLT<MatrixX> fast_H_;
-  MatrixX fast_T_, fast_D_, fast_K_, fast_G_, fast_HiG_, fast_A_;
+  Eigen::PartialPivLU<MatrixX> fast_lu_;
+  BandedCholesky fast_chol_, fast_pchol_;
+  MatrixX fast_K_, fast_P_;
+  VectorX fast_z_;
+  MatrixX fast_T_, fast_D_, fast_Kt_, fast_Gt_, fast_A_;
   Matrix2X fast_slide_;
-  VectorX fast_a0_, fast_Tdv_, fast_Ddv_, fast_b_, fast_lambda_;
+  VectorX fast_a0_, fast_Tdv_, fast_Ddv_, fast_b_, fast_lambda_, fast_Dinv_, fast_x_;
+
+  // project(): workspace
+  std::vector<Contact> proj_act_;
+  std::vector<bool> proj_stick_;
+  MatrixX proj_K_, proj_T_, proj_D_, proj_Y_, proj_A_;
+  VectorX zero_;
+  // detect(): the last configuration, margin and contacts
+  std::vector<Contact> detected_;
+  VectorX detected_q_;
+  double detected_margin_ = 0.0;
+  bool detected_valid_ = false;
+  VectorX proj_phi_, proj_Kdv_, proj_Tdv_, proj_Ddv_, proj_mult_, proj_x_;
+  Eigen::PartialPivLU<MatrixX> proj_lu_;
 
   double h_init_ = 1e-3;
   int run_ = 0;
@@ -570,69 +747,99 @@ class TimeStepping final : public SchemeRunner {
 // drifted beyond drift_tolerance (the trapezoid keeps them only to O(h³)).
 void TimeStepping::project() {
   const Model& m = model();
-  std::vector<Contact> act;
-  std::vector<bool> stick;
+  proj_act_.clear();
+  proj_stick_.clear();
   for (const Tracked& tr : beta_) {
     if (!tr.active) continue;
-    act.push_back(tr.contact);
-    stick.push_back(tr.mu > 0.0 && tr.mode != ContactMode::Sliding && tr.contact.kind == ContactKind::Shapes);
+    proj_act_.push_back(tr.contact);
+    proj_stick_.push_back(tr.mu > 0.0 && tr.mode != ContactMode::Sliding && tr.contact.kind == ContactKind::Shapes);
   }
-  if (act.empty()) return;
+  if (proj_act_.empty()) return;
+  std::vector<Contact>& act = proj_act_;
   const int na = static_cast<int>(act.size());
+  const int nv = m.nv();
   bool changed = false;
   // Positions: δ = −H⁻¹T (TᵀH⁻¹T)⁻¹ Ψ, a few Newton iterations.
+  proj_phi_.resize(na);
   for (int iteration = 0; iteration < 3; ++iteration) {
-    unchecked::forward_kinematics(m, data_, q_, v_, VectorX::Zero(m.nv()));
-    VectorX phi(na), unused(na);
+    unchecked::forward_kinematics(m, data_, q_, v_, zero_);
     double worst = 0.0;
     for (int k = 0; k < na; ++k) {
       if (act[k].kind == ContactKind::Shapes) refresh_contact(m, data_, act[k]);
-      phi(k) = act[k].kind == ContactKind::Shapes ? act[k].gap : gap_at(q_, act[k]);
-      worst = std::max(worst, std::abs(phi(k)));
+      proj_phi_(k) = act[k].kind == ContactKind::Shapes ? act[k].gap : gap_at(q_, act[k]);
+      worst = std::max(worst, std::abs(proj_phi_(k)));
     }
     if (worst <= opt_.drift_tolerance) break;
-    unchecked::forward_kinematics(m, data_, q_, v_, VectorX::Zero(m.nv()));
-    MatrixX T(m.nv(), na);
-    contact_jacobian(m, data_, act, T, unused);
-    const MatrixX H = unchecked::crba(m, data_, q_);
-    const Eigen::LDLT<MatrixX> Hf(H);
-    const MatrixX HiT = Hf.solve(T);
-    MatrixX A = T.transpose() * HiT;
-    A.diagonal().array() += 1e-12 * std::max(1e-12, A.diagonal().maxCoeff());
-    const VectorX delta = HiT * A.partialPivLu().solve(-phi);
-    q_ = integrate(m, q_, delta, 1.0);
+    // (CRBA's kinematics pass leaves the placements the Jacobian needs.)
+    unchecked::crba(m, data_, q_);
+    unchecked::ltdl(m, data_);
+    proj_K_.resize(nv, na);
+    proj_Kdv_.resize(na);
+    contact_jacobian(m, data_, act, proj_K_, proj_Kdv_);
+    proj_phi_ = -proj_phi_;
+    h_metric_solve(proj_K_, proj_phi_);  // δ into proj_x_
+    q_ = integrate(m, q_, proj_x_, 1.0);
     changed = true;
   }
-  // Velocities: remove the normal (and sticking tangential) components.
-  unchecked::forward_kinematics(m, data_, q_, v_, VectorX::Zero(m.nv()));
-  for (Contact& c : act) {
-    if (c.kind == ContactKind::Shapes) refresh_contact(m, data_, c);
-  }
-  int rows = 0;
-  for (int k = 0; k < na; ++k) rows += stick[static_cast<std::size_t>(k)] ? 3 : 1;
-  MatrixX K(m.nv(), rows), T(m.nv(), na), D(m.nv(), 2 * na);
-  VectorX Tdv(na), Ddv(2 * na);
-  contact_jacobian(m, data_, act, T, Tdv);
-  tangent_jacobian(m, data_, act, 2, D, Ddv);
-  int r = 0;
+  // Velocities: remove the normal (and sticking tangential) components,
+  // checked by the contacts' kinematics first (the Jacobians only when a
+  // velocity has drifted).
+  unchecked::forward_kinematics(m, data_, q_, v_, zero_);
+  double worst = 0.0;
   for (int k = 0; k < na; ++k) {
-    K.col(r++) = T.col(k);
-    if (stick[static_cast<std::size_t>(k)]) {
-      K.col(r++) = D.col(2 * k);
-      K.col(r++) = D.col(2 * k + 1);
+    if (act[k].kind == ContactKind::Shapes) refresh_contact(m, data_, act[k]);
+    const ContactKinematics ck = contact_kinematics(m, data_, act[k]);
+    worst = std::max(worst, std::abs(ck.gap_rate));
+    if (proj_stick_[static_cast<std::size_t>(k)]) {
+      Vec3 t1, t2;
+      tangent_basis(ck.normal, t1, t2);
+      const Vec3 u = ck.velocity_b - ck.velocity_a;
+      worst = std::max({worst, std::abs(t1.dot(u)), std::abs(t2.dot(u))});
     }
   }
-  const VectorX err = K.transpose() * v_;
-  if (err.cwiseAbs().maxCoeff() > 0.1 * opt_.velocity_tolerance) {
-    const MatrixX H = unchecked::crba(m, data_, q_);
-    const Eigen::LDLT<MatrixX> Hf(H);
-    const MatrixX HiK = Hf.solve(K);
-    MatrixX A = K.transpose() * HiK;
-    A.diagonal().array() += 1e-12 * std::max(1e-12, A.diagonal().maxCoeff());
-    v_ -= HiK * A.partialPivLu().solve(err);
+  if (worst > 0.1 * opt_.velocity_tolerance) {
+    int rows = 0;
+    for (int k = 0; k < na; ++k) rows += proj_stick_[static_cast<std::size_t>(k)] ? 3 : 1;
+    unchecked::crba(m, data_, q_);
+    unchecked::ltdl(m, data_);
+    unchecked::forward_kinematics(m, data_, q_, v_, zero_);
+    proj_T_.resize(nv, na);
+    proj_Tdv_.resize(na);
+    proj_D_.resize(nv, 2 * na);
+    proj_Ddv_.resize(2 * na);
+    contact_jacobians(m, data_, act, proj_T_, proj_Tdv_, proj_D_, proj_Ddv_);
+    proj_K_.resize(nv, rows);
+    int r = 0;
+    for (int k = 0; k < na; ++k) {
+      proj_K_.col(r++) = proj_T_.col(k);
+      if (proj_stick_[static_cast<std::size_t>(k)]) {
+        proj_K_.col(r++) = proj_D_.col(2 * k);
+        proj_K_.col(r++) = proj_D_.col(2 * k + 1);
+      }
+    }
+    proj_phi_.resize(rows);
+    proj_phi_.noalias() = -(proj_K_.transpose() * v_);
+    h_metric_solve(proj_K_, proj_phi_);
+    v_ += proj_x_;
     changed = true;
   }
   if (changed) ++stats_.projections;
+}
+
+// proj_x_ = H⁻¹K (KᵀH⁻¹K)⁻¹ r (dependent rows regularised 1e-12), the
+// H-metric least change that moves Kᵀx by r; data_ holds H's LᵀDL factor.
+void TimeStepping::h_metric_solve(const MatrixX& K, VectorX& r) {
+  const Model& m = model();
+  const int rows = static_cast<int>(K.cols());
+  proj_Y_ = K;
+  ltdl_solve_Lt(m, data_, proj_Y_);
+  proj_A_.noalias() = proj_Y_.transpose() * data_.LD.diagonal().cwiseInverse().asDiagonal() * proj_Y_;
+  proj_A_.diagonal().array() += 1e-12 * std::max(1e-12, proj_A_.diagonal().maxCoeff());
+  proj_lu_.compute(proj_A_);
+  proj_mult_ = proj_lu_.solve(r);
+  (void)rows;
+  proj_x_.noalias() = K * proj_mult_;
+  ltdl_solve(m, data_, proj_x_);
 }
 
 // The trapezoid on a body's body-frame velocity is exact only for constant
