@@ -237,3 +237,33 @@ TEST(Sliding, ABoxSlidesToRestAtVSquaredOverTwoMuG) {
     EXPECT_LE(r.result.statistics.energy_end, r.result.statistics.energy_start + 1e-9);
   }
 }
+
+TEST(Stacking, TimeSteppingForcesCarryTheWeightAbove) {
+  // models/worlds/stack_3_offset.xml at rest, time-stepping (its forces come
+  // from the fully constrained solve: 36 constraint rows on 18 dofs): the
+  // normal forces through each interface carry the weight above it (3, 2,
+  // 1 m g for cubes of 1 kg), every force pushes and no friction acts.
+  Scenario sc = load_world(std::string(PLUME_MODELS_DIR) + "/worlds/stack_3_offset.xml");
+  SimulationOptions o = sc.options;
+  o.scheme = Scheme::TimeStepping;
+  o.duration = 0.05;
+  o.output_rate = 100;
+  Simulator sim(sc.world, o);
+  MemoryRecorder rec;
+  ASSERT_EQ(sim.run(&rec).status, SimulationStatus::Finished);
+  ASSERT_FALSE(rec.contacts.empty());
+  const double last = rec.contacts.back().time;
+  double load[3] = {0, 0, 0};
+  int count = 0;
+  for (const ContactSample& c : rec.contacts) {
+    if (c.time != last) continue;
+    ++count;
+    EXPECT_GE(c.normal_force, 0.0) << c.contact;
+    EXPECT_LT(c.friction_force, 1e-9) << c.contact;
+    // "ground|cube_1/...", "cube_1/...|cube_2/...", "cube_2/...|cube_3/..."
+    const int layer = c.contact.rfind("ground", 0) == 0 ? 0 : c.contact.rfind("cube_1", 0) == 0 ? 1 : 2;
+    load[layer] += c.normal_force;
+  }
+  EXPECT_EQ(count, 12);
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(load[k], (3 - k) * 1.0 * g, 1e-9 * g) << "interface " << k;
+}
