@@ -57,6 +57,10 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int kScoreRun = 4;  // equal scores in a row that halve / double h_init
 
+bool bitwise_equal(const VectorX& a, const VectorX& b) {
+  return a.size() == b.size() && std::equal(a.data(), a.data() + a.size(), b.data());
+}
+
 // Cholesky factorisation A = L Lᵀ of a symmetric positive definite matrix
 // given by its lower triangle (overwritten by L; the strict upper triangle
 // is left alone), and solves with it. Right-looking and column by column,
@@ -182,8 +186,7 @@ class TimeStepping final : public SchemeRunner {
   // projection moved it.
   void detect(const VectorX& q, double margin, std::vector<Contact>& out) {
     unchecked::forward_kinematics(model(), data_, q);
-    if (detected_valid_ && margin == detected_margin_ && q.size() == detected_q_.size() &&
-        std::equal(q.data(), q.data() + q.size(), detected_q_.data())) {
+    if (detected_valid_ && margin == detected_margin_ && bitwise_equal(q, detected_q_)) {
       out = detected_;
       return;
     }
@@ -289,7 +292,7 @@ class TimeStepping final : public SchemeRunner {
   }
 
   // More constraint rows than dofs (a stack: every cube held by its faces'
-  // corners, three rows each): when K (nv × rows, the rows of fast_Kt_)
+  // corners, three rows each): when K (nv × rows, fast_K_)
   // has full rank nv, the constraints Kᵀq̈ = b' fix q̈ by themselves, and the
   // minimum-norm forces of A λ = b (A = KᵀH⁻¹K, the limit of the
   // regularised solve) are λ = Kᵀ P H P K b with P = (KKᵀ)⁻¹, q̈ = a0 + P K b
@@ -298,27 +301,32 @@ class TimeStepping final : public SchemeRunner {
   // 1e-6 of its diagonal): the rows solve decides.
   bool fully_constrained() {
     const int nv = model().nv();
-    const int rows = static_cast<int>(fast_Kt_.rows());
-    fast_K_ = fast_Kt_.transpose();
+    const int rows = static_cast<int>(fast_K_.cols());
+    // P = Σ k kᵀ over K's columns (lower triangle), three at a time: a
+    // sticking contact's normal and tangents share their nonzero dofs.
     fast_P_.setZero(nv, nv);
-    for (int r = 0; r < rows; ++r) {
-      const double* c = fast_K_.col(r).data();
+    for (int r = 0; r < rows;) {
+      const int group = std::min(3, rows - r);
+      const double* c0 = fast_K_.col(r).data();
+      const double* c1 = group > 1 ? fast_K_.col(r + 1).data() : c0;
+      const double* c2 = group > 2 ? fast_K_.col(r + 2).data() : c0;
+      const double w1 = group > 1 ? 1.0 : 0.0, w2 = group > 2 ? 1.0 : 0.0;
       int lo = 0, hi = nv;
-      while (lo < hi && c[lo] == 0.0) ++lo;
-      while (hi > lo && c[hi - 1] == 0.0) --hi;
+      while (lo < hi && c0[lo] == 0.0 && c1[lo] == 0.0 && c2[lo] == 0.0) ++lo;
+      while (hi > lo && c0[hi - 1] == 0.0 && c1[hi - 1] == 0.0 && c2[hi - 1] == 0.0) --hi;
       for (int j = lo; j < hi; ++j) {
-        const double cj = c[j];
-        if (cj == 0.0) continue;
+        const double a0 = c0[j], a1 = w1 * c1[j], a2 = w2 * c2[j];
         double* pj = fast_P_.col(j).data();
-        for (int i = j; i < hi; ++i) pj[i] += cj * c[i];
+        for (int i = j; i < hi; ++i) pj[i] += a0 * c0[i] + a1 * c1[i] + a2 * c2[i];
       }
+      r += group;
     }
     if (!fast_pchol_.factor(fast_P_, 1e-6)) return false;
     fast_x_.noalias() = fast_K_ * fast_b_;
     fast_pchol_.solve(fast_P_, fast_x_);  // q̈ − a0 = P K b
     fast_z_.noalias() = data_.H * fast_x_;
     fast_pchol_.solve(fast_P_, fast_z_);
-    fast_lambda_.noalias() = fast_Kt_ * fast_z_;
+    fast_lambda_.noalias() = fast_K_.transpose() * fast_z_;
     return true;
   }
 
@@ -356,35 +364,37 @@ class TimeStepping final : public SchemeRunner {
     fast_D_.resize(nv, 2 * nc);
     fast_Ddv_.resize(2 * nc);
     contact_jacobians(m, data_, contacts_, fast_T_, fast_Tdv_, fast_D_, fast_Ddv_, true);
-    // Rows of Kᵀ (constraint directions) and Gᵀ (force directions), b (velocity products).
-    fast_Kt_.resize(rows, nv);
-    fast_Gt_.resize(rows, nv);
+    // Columns of K (constraint directions) and, with a sliding contact, G
+    // (force directions); b (velocity products).
+    bool symmetric = true;
+    for (const Tracked& tr : beta_) {
+      symmetric &= !(tr.active && tr.mode == ContactMode::Sliding && tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes);
+    }
+    fast_K_.resize(nv, rows);
+    if (!symmetric) fast_G_.resize(nv, rows);
     fast_b_.resize(rows);
     fast_slide_.setZero(2, nc);
-    bool symmetric = true;
     int r = 0;
     for (int k = 0; k < nc; ++k) {
       const Tracked& tr = beta_[static_cast<std::size_t>(k)];
       if (!tr.active) continue;
-      fast_Kt_.row(r) = fast_T_.col(k).transpose();
-      fast_Gt_.row(r) = fast_T_.col(k).transpose();
+      fast_K_.col(r) = fast_T_.col(k);
+      if (!symmetric) fast_G_.col(r) = fast_T_.col(k);
       fast_b_(r) = fast_Tdv_(k);
       const bool friction = tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes;
       if (friction && tr.mode == ContactMode::Sliding) {
         const Eigen::Vector2d u(fast_D_.col(2 * k).dot(v), fast_D_.col(2 * k + 1).dot(v));
         if (u.norm() <= opt_.slip_velocity) return false;  // no direction to slide in
         fast_slide_.col(k) = u.normalized();
-        fast_Gt_.row(r) -=
-            tr.mu * (fast_slide_(0, k) * fast_D_.col(2 * k) + fast_slide_(1, k) * fast_D_.col(2 * k + 1)).transpose();
-        symmetric = false;
+        fast_G_.col(r) -= tr.mu * (fast_slide_(0, k) * fast_D_.col(2 * k) + fast_slide_(1, k) * fast_D_.col(2 * k + 1));
       } else if (friction && tr.mode != ContactMode::Sticking) {
         return false;
       }
       ++r;
       if (friction && tr.mode == ContactMode::Sticking) {
         for (int j = 0; j < 2; ++j, ++r) {
-          fast_Kt_.row(r) = fast_D_.col(2 * k + j).transpose();
-          fast_Gt_.row(r) = fast_D_.col(2 * k + j).transpose();
+          fast_K_.col(r) = fast_D_.col(2 * k + j);
+          if (!symmetric) fast_G_.col(r) = fast_D_.col(2 * k + j);
           fast_b_(r) = fast_Ddv_(2 * k + j);
         }
       }
@@ -392,12 +402,14 @@ class TimeStepping final : public SchemeRunner {
     // A λ = −(Kᵀ a0 + K̇ᵀq̇) with A = Kᵀ H⁻¹ G = (L⁻ᵀK)ᵀ D⁻¹ (L⁻ᵀG), as the
     // event-driven scheme's constrained dynamics: rank-one updates over the
     // dofs, each touching only the rows of the contacts on its bodies.
-    fast_b_ = -(fast_Kt_ * fast_a0_ + fast_b_);
+    fast_b_ = -(fast_K_.transpose() * fast_a0_ + fast_b_);
     if (!(symmetric && rows > nv && fully_constrained())) {
+      fast_Kt_ = fast_K_.transpose();
       ltdl_solve_Lt_rows(m, data_, fast_Kt_);
       if (symmetric) {
         fast_Gt_ = fast_Kt_;
       } else {
+        fast_Gt_ = fast_G_.transpose();
         ltdl_solve_Lt_rows(m, data_, fast_Gt_);
       }
       fast_Dinv_ = data_.LD.diagonal().cwiseInverse();
@@ -715,7 +727,7 @@ class TimeStepping final : public SchemeRunner {
   ContactSolution fast_;
   Eigen::PartialPivLU<MatrixX> fast_lu_;
   BandedCholesky fast_chol_, fast_pchol_;
-  MatrixX fast_K_, fast_P_;
+  MatrixX fast_K_, fast_G_, fast_P_;
   VectorX fast_z_;
   MatrixX fast_T_, fast_D_, fast_Kt_, fast_Gt_, fast_A_;
   Matrix2X fast_slide_;
@@ -726,6 +738,10 @@ class TimeStepping final : public SchemeRunner {
   std::vector<bool> proj_stick_;
   MatrixX proj_K_, proj_T_, proj_D_, proj_Y_, proj_A_;
   VectorX zero_;
+  // impacts() -> settle(): ζ of the touching contacts at (zeta_q_, zeta_v_)
+  VectorX imp_zeta_, imp_mu_, imp_e_, zeta_q_, zeta_v_;
+  bool zeta_known_ = false;
+  std::vector<Tracked> previous_;
   // detect(): the last configuration, margin and contacts
   std::vector<Contact> detected_;
   VectorX detected_q_;
@@ -784,10 +800,14 @@ void TimeStepping::project() {
   // Velocities: remove the normal (and sticking tangential) components,
   // checked by the contacts' kinematics first (the Jacobians only when a
   // velocity has drifted).
-  unchecked::forward_kinematics(m, data_, q_, v_, zero_);
+  if (changed) {  // (otherwise the kinematics and contacts are those of the first check)
+    unchecked::forward_kinematics(m, data_, q_, v_, zero_);
+    for (Contact& c : act) {
+      if (c.kind == ContactKind::Shapes) refresh_contact(m, data_, c);
+    }
+  }
   double worst = 0.0;
   for (int k = 0; k < na; ++k) {
-    if (act[k].kind == ContactKind::Shapes) refresh_contact(m, data_, act[k]);
     const ContactKinematics ck = contact_kinematics(m, data_, act[k]);
     worst = std::max(worst, std::abs(ck.gap_rate));
     if (proj_stick_[static_cast<std::size_t>(k)]) {
@@ -871,7 +891,12 @@ bool TimeStepping::impacts(SimulationResult& result) {
   detect(q_, touch_margin(opt_), touching_);
   unchecked::forward_kinematics(m, data_, q_, v_);
   const int n = static_cast<int>(touching_.size());
-  VectorX zeta(n), mu(n), e(n);
+  VectorX& zeta = imp_zeta_;
+  VectorX& mu = imp_mu_;
+  VectorX& e = imp_e_;
+  zeta.resize(n);
+  mu.resize(n);
+  e.resize(n);
   bool impact = false;
   for (int i = 0; i < n; ++i) {
     stats_.max_penetration = std::max(stats_.max_penetration, -touching_[i].gap);
@@ -881,7 +906,14 @@ bool TimeStepping::impacts(SimulationResult& result) {
     // arriving from outside β makes an impact (β's take part in it).
     impact |= zeta(i) < -opt_.velocity_tolerance && !in_beta(touching_[i].id);
   }
-  if (!impact) return true;
+  if (!impact) {
+    // settle() at this (q, v) and these contacts reads their ζ from here.
+    zeta_q_ = q_;
+    zeta_v_ = v_;
+    zeta_known_ = true;
+    return true;
+  }
+  zeta_known_ = false;
   VectorX e_eff = e;
   for (int i = 0; i < n; ++i) {
     if (zeta(i) < 0.0 && -zeta(i) < opt_.zeno_speed) e_eff(i) = 0.0;
@@ -954,12 +986,19 @@ bool TimeStepping::impacts(SimulationResult& result) {
 bool TimeStepping::settle(SimulationResult& result) {
   const Model& m = model();
   detect(q_, touch_margin(opt_), touching_);
-  unchecked::forward_kinematics(m, data_, q_, v_);
-  std::vector<Tracked> previous = beta_;
+  // ζ of the touching contacts: from impacts() when it saw this (q, v).
+  const bool zeta_known = zeta_known_ && bitwise_equal(q_, zeta_q_) && bitwise_equal(v_, zeta_v_) &&
+                          imp_zeta_.size() == static_cast<Eigen::Index>(touching_.size());
+  zeta_known_ = false;
+  if (!zeta_known) unchecked::forward_kinematics(m, data_, q_, v_);
+  previous_.swap(beta_);
+  std::vector<Tracked>& previous = previous_;
   beta_.clear();
-  for (const Contact& c : touching_) {
+  for (std::size_t i = 0; i < touching_.size(); ++i) {
+    const Contact& c = touching_[i];
     stats_.max_penetration = std::max(stats_.max_penetration, -c.gap);
-    if (contact_kinematics(m, data_, c).gap_rate > opt_.velocity_tolerance) continue;  // separating
+    const double zeta = zeta_known ? imp_zeta_(static_cast<Eigen::Index>(i)) : contact_kinematics(m, data_, c).gap_rate;
+    if (zeta > opt_.velocity_tolerance) continue;  // separating
     Tracked tr;
     tr.contact = c;
     parameters_of(c, tr.mu, tr.restitution);
