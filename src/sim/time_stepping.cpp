@@ -7,14 +7,15 @@
 // contacts β (ζ = 0) at the step's start:
 //   0. h = min(h_init, time to the controller's next sample, to the end).
 //   1. Predict with the current forces: v_p = v + h a, q_p = q ⊕ h (v + h a/2).
-//      A contact outside β that penetrates at q_p is landed on: the step is
-//      shortened to the root of its gap Ψ_i(q(s)) = 0 along the prediction
-//      q(s) = q ⊕ s (v + s a/2) (Liu's extra equation Ψ_ip = 0, solved for h
-//      by Illinois), so that it touches at the step's end.
 //   2. Solve the force LCP of β at (q_p, v_p): a_p.
 //   3. Correct (trapezoid): v₁ = v + h (a + a_p)/2, q₁ = q ⊕ h (v + v₁)/2.
-//   4. A contact outside β still penetrating at q₁ (beyond the contact
-//      tolerance): halve h and redo. A sliding contact whose sliding velocity
+//   4. A contact outside β penetrating at q₁ (beyond the contact
+//      tolerance): the first time, a contact outside β that penetrates at
+//      q_p is landed on: the step is shortened to the root of its gap
+//      Ψ_i(q(s)) = 0 along the prediction q(s) = q ⊕ s (v + s a/2) (Liu's
+//      extra equation Ψ_ip = 0, solved for h by Illinois), so that it
+//      touches at the step's end, and redone; otherwise h is halved and the
+//      step redone. A sliding contact whose sliding velocity
 //      reversed: shorten h to the secant root of the sliding speed (the stick
 //      time) and redo.
 //   5. Accept; project the active contacts of β back onto Ψ = 0, ζ = 0
@@ -1117,11 +1118,11 @@ SimulationResult TimeStepping::run_until(double until, Recorder* recorder) {
         h = t_stop - t_;
         cut_by_time = true;
       }
-      // 1. land on a contact the prediction reaches
-      const double h_land = land(h);
-      bool shortened = h_land < h;
-      h = h_land;
-      // 2–4. predict, LCP, correct; halve on penetration, shorten to a stick
+      // 1–4. predict, LCP, correct; on the first penetration land on the
+      // contact the prediction reaches (the prediction's configuration is
+      // searched only then: most steps penetrate nothing), else halve;
+      // shorten to a stick
+      bool shortened = false, landing_tried = false;
       Outcome outcome;
       bool stick_landing = false;
       for (;;) {
@@ -1139,7 +1140,12 @@ SimulationResult TimeStepping::run_until(double until, Recorder* recorder) {
           h = stick_landing ? h_stick : 0.5 * h;
         } else {
           stick_landing = false;
-          h *= 0.5;  // penetration, or no LCP solution at the predicted state
+          double h_land = h;
+          if (outcome == Outcome::Penetration && !landing_tried) {
+            landing_tried = true;
+            h_land = land(h);
+          }
+          h = h_land < h ? h_land : 0.5 * h;  // landing; else penetration, or no LCP solution at the prediction
         }
         if (outcome == Outcome::ContactFailed && h < opt_.min_step) {
           fail(result, SimulationStatus::ContactFailure, "contact forces at t = " + fmt(t_) + ": " + message_);
