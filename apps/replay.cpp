@@ -255,10 +255,34 @@ ordered_json shape_json(const std::string& name, const Geometry& g, const Transf
 
 struct Scene {
   ordered_json bodies = ordered_json::array();  // moving bodies with shapes
-  ordered_json statics = ordered_json::array();  // environment and shapes welded to the world
+  ordered_json statics = ordered_json::array();  // the environment (ground, boxes, ...)
+  // The models' links welded to the world (a fixed-base robot's base, a model
+  // loaded with a fixed root): drawn as part of the robot, in its colour, one
+  // entry per model like a body (visual shapes, or the collision shapes):
+  // {"name": model, "model_index": m, "shapes": [...], "visuals": [...]}.
+  ordered_json fixed = ordered_json::array();
+  std::map<int, std::size_t> fixed_index;  // model index -> entry of `fixed`
   std::vector<int> body_index;                   // model body of each page body
   int follow = -1;                               // page body of the first floating base
 };
+
+// The model a collision shape (or link) of the world belongs to: its name's prefix.
+int model_of_link(const std::vector<WorldModel>& models, const std::string& link) {
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    if (link.rfind(models[i].name + "/", 0) == 0) return static_cast<int>(i);
+  }
+  return 0;
+}
+
+// The entry of `s.fixed` for a model's links welded to the world (created when new).
+ordered_json& fixed_entry(Scene& s, int model_index, const std::string& name) {
+  const auto [it, fresh] = s.fixed_index.emplace(model_index, s.fixed.size());
+  if (fresh) {
+    s.fixed.push_back({{"name", name}, {"model_index", model_index}, {"shapes", ordered_json::array()},
+                       {"visuals", ordered_json::array()}});
+  }
+  return s.fixed[it->second];
+}
 
 Scene build_scene(const Model& model, const std::vector<WorldModel>& models, const std::vector<EnvironmentShape>& env) {
   Scene s;
@@ -302,7 +326,9 @@ Scene build_scene(const Model& model, const std::vector<WorldModel>& models, con
   }
   for (int k : shapes_of[0]) {
     const CollisionShape& c = model.collisions()[static_cast<std::size_t>(k)];
-    s.statics.push_back(shape_json(c.name, c.geometry, c.placement));
+    const int m = model_of_link(models, c.link);
+    const std::string name = models.empty() ? model.name() : models[static_cast<std::size_t>(m)].name;
+    fixed_entry(s, m, name)["shapes"].push_back(shape_json(c.name, c.geometry, c.placement));
   }
   for (const EnvironmentShape& e : env) s.statics.push_back(shape_json(e.name, e.geometry, e.placement));
   return s;
@@ -345,14 +371,14 @@ bool same_geometry(const Geometry& a, const Geometry& b) {
 }
 
 // The URDF's <visual> shapes, attached to the page's bodies (key "visuals")
-// or, for links welded to the world, to the statics. A visual that repeats a
+// or, for links welded to the world, to their entry of s.fixed. A visual that repeats a
 // collision shape of its body (same geometry, same placement) is written as
 // {"type": "collision", "index": k}: the page reuses that shape's geometry. Meshes resolve like collision
 // meshes (resolve_uri: package roots, ROS_PACKAGE_PATH, the URDF's
 // ancestors); one that does not resolve or read is dropped (the collision
 // shapes still show the body). Returns the number of visual shapes added.
 int add_visuals(Scene& s, const Model& model, const std::string& urdf_path, const std::string& prefix,
-                const std::vector<std::string>& package_dirs) {
+                const std::vector<std::string>& package_dirs, int model_index) {
   if (urdf_path.empty() || urdf_path == "<code>") return 0;
   ::urdf::ModelInterfaceSharedPtr parsed;
   try {
@@ -408,9 +434,10 @@ int add_visuals(Scene& s, const Model& model, const std::string& urdf_path, cons
         }
       }
       // A visual repeating one of its body's collision shapes: the page reuses that shape's geometry.
+      // (Links welded to the world: the shapes of this model's entry of s.fixed.)
       int repeated = -1, nth = 0;
       for (const CollisionShape& c : model.collisions()) {
-        if (c.body != frame.body) continue;
+        if (c.body != frame.body || (frame.body == 0 && c.link.rfind(prefix, 0) != 0)) continue;
         if (repeated < 0 && same_geometry(c.geometry, g) && (c.placement.r() - placement.r()).norm() < 1e-9 &&
             (c.placement.E() - placement.E()).norm() < 1e-9) {
           repeated = nth;
@@ -418,14 +445,15 @@ int add_visuals(Scene& s, const Model& model, const std::string& urdf_path, cons
         ++nth;
       }
       ordered_json j;
-      if (repeated >= 0 && frame.body != 0) {
+      if (repeated >= 0) {
         j = {{"name", name}, {"type", "collision"}, {"index", repeated}};
       } else {
         j = shape_json(name, g, placement);
         if (j["type"] == "missing") continue;  // unreadable and no hull: nothing to draw
       }
       if (frame.body == 0) {
-        s.statics.push_back(j);
+        const std::string model_name = prefix.empty() ? model.name() : prefix.substr(0, prefix.size() - 1);
+        fixed_entry(s, model_index, model_name)["visuals"].push_back(j);
       } else {
         const auto it = page_of.find(frame.body);
         if (it == page_of.end()) continue;
@@ -483,10 +511,14 @@ std::string fill_page(const std::string& data_json, const std::string& title, st
     return {};
   }
   std::string page = kReplayPageTemplate;
+  // The keys in the template's order, each looked for after the text put in
+  // before it (a title or data holding a key's text stays as it is).
+  std::size_t from = 0;
   const auto put = [&](const std::string& key, const std::string& value) {
-    const std::size_t at = page.find(key);
+    const std::size_t at = page.find(key, from);
     if (at == std::string::npos) throw Error("replay page template lacks " + key);
     page.replace(at, key.size(), value);
+    from = at + value.size();
   };
   std::string escaped_title;
   for (char c : title) {
@@ -495,11 +527,18 @@ std::string fill_page(const std::string& data_json, const std::string& title, st
     else if (c == '&') escaped_title += "&amp;";
     else escaped_title += c;
   }
-  // The data last: it may hold any of the other keys as text.
   put("@PLUME_TITLE@", escaped_title);
   put("/*@PLUME_THREE@*/", script_safe(three));
   put("/*@PLUME_ORBIT@*/", script_safe(orbit));
-  put("@PLUME_DATA@", script_safe(data_json));
+  // JSON has '<' only inside strings, where \u003c is the same character: no
+  // "</script>" or "<!--" can end or change the data's script element.
+  std::string data;
+  data.reserve(data_json.size());
+  for (char c : data_json) {
+    if (c == '<') data += "\\u003c";
+    else data += c;
+  }
+  put("@PLUME_DATA@", data);
   return page;
 }
 
@@ -706,7 +745,7 @@ PageOutcome write_view_page(const Model& model, const VectorX& q, const std::str
   Scene scene = build_scene(model, {}, {});
   std::vector<std::string> dirs = package_roots(model);
   dirs.insert(dirs.begin(), package_dirs.begin(), package_dirs.end());
-  add_visuals(scene, model, urdf_path, "", dirs);
+  add_visuals(scene, model, urdf_path, "", dirs, 0);
   Data data(model);
   forward_kinematics(model, data, q);
   ordered_json pose = ordered_json::array();
@@ -759,6 +798,7 @@ PageOutcome write_view_page(const Model& model, const VectorX& q, const std::str
   d["recorded_frames"] = 1;
   d["bodies"] = scene.bodies;
   d["statics"] = scene.statics;
+  d["fixed"] = scene.fixed;
   d["follow"] = scene.follow;
   d["max_force"] = 0.0;
   d["times"] = ordered_json::array({0.0});
@@ -807,7 +847,10 @@ PageOutcome write_replay_page(const World& world, const fs::path& dir, const ord
   {
     std::vector<std::string> dirs = package_roots(model);
     dirs.insert(dirs.begin(), package_dirs.begin(), package_dirs.end());
-    for (const WorldModel& m : world.models()) add_visuals(scene, model, m.source, m.name + "/", dirs);
+    for (std::size_t m = 0; m < world.models().size(); ++m) {
+      const WorldModel& wm = world.models()[m];
+      add_visuals(scene, model, wm.source, wm.name + "/", dirs, static_cast<int>(m));
+    }
   }
   ContactLocator locate(world);
   const auto& contact_rows = run.contacts;
@@ -922,6 +965,7 @@ PageOutcome write_replay_page(const World& world, const fs::path& dir, const ord
     data_json["recorded_frames"] = times.size();
     data_json["bodies"] = scene.bodies;
     data_json["statics"] = scene.statics;
+    data_json["fixed"] = scene.fixed;
     data_json["follow"] = scene.follow;
     data_json["max_force"] = max_force;
     data_json["times"] = frame_times;
