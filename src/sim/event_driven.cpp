@@ -14,6 +14,7 @@
 #include "plume/algorithms/kinematics.hpp"
 #include "plume/configuration.hpp"
 #include "plume/contact/contact_jacobian.hpp"
+#include "sim/free_flyer_chart.hpp"
 #include "sim/scheme.hpp"
 
 namespace plume::detail {
@@ -36,6 +37,7 @@ EventDrivenCore::EventDrivenCore(World w, const SimulationOptions& o)
   a0 = VectorX::Zero(m.nv());
   x = VectorX::Zero(m.nv());
   stepper = make_dense_stepper(opt.integrator, opt.abs_tol, opt.rel_tol, opt.max_step);
+  if (FreeFlyerChart::applies_to(m)) stepper = std::make_unique<FreeFlyerChart>(std::move(stepper), m);
   if (opt.sensitivity) sens = std::make_unique<Sensitivity>(m);
 }
 

@@ -43,6 +43,11 @@
 /// impact) — the rule of the time-stepping scheme too. So bouncing ends in
 /// finite time; a run never loops forever on events
 /// (SimulationOptions::max_events).
+/// Event-driven, a free-flyer is integrated in a local chart of its
+/// configuration at the stepper's last restart (R = R_b exp(δθ), the linear
+/// velocity in the base frame), so that a flight under gravity with a
+/// constant angular velocity is a polynomial in t, followed to round-off
+/// (docs/schemes.md "Free flight of a rotating body").
 /// Constraint drift of the current contacts is projected away when it
 /// exceeds SimulationOptions::drift_tolerance, and quaternions are kept unit.
 /// A failure ends the run with a status naming the time, the contacts and
