@@ -21,7 +21,7 @@ PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, c
   for (int i = 1; i < nb; ++i) {
     const Joint& j = model.joint(i);
     const int p = model.parent(i);
-    detail::visit_kind(j.kind, [&](auto jk) {
+    detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
       using K = decltype(jk);
       constexpr int nv = K::nv;
       K::position(j, model.Xtree(i), q + j.q_index, data.Xup[i], detail::S_cols(data.S, j));
@@ -51,7 +51,7 @@ PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, c
   for (int i = nb - 1; i > 0; --i) {
     const Joint& j = model.joint(i);
     const int p = model.parent(i);
-    detail::visit_kind(j.kind, [&](auto jk) {
+    detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
       constexpr int nv = decltype(jk)::nv;
       using MatN = Eigen::Matrix<double, nv, nv>;
       using VecN = Eigen::Matrix<double, nv, 1>;
@@ -100,7 +100,7 @@ PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, c
   for (int i = 1; i < nb; ++i) {
     const Joint& j = model.joint(i);
     const int p = model.parent(i);
-    detail::visit_kind(j.kind, [&](auto jk) {
+    detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
       constexpr int nv = decltype(jk)::nv;
       const int vi = j.v_index;
       Motion& a = data.oa[i];

@@ -34,14 +34,12 @@ PLUME_FLATTEN const MatrixX& crba(const Model& model, Data& data, const VecRef& 
   for (int i = 1; i < nb; ++i) {
     const Joint& j = model.joint(i);
     if (j.kind == JointKind::RevoluteX || j.kind == JointKind::RevoluteY || j.kind == JointKind::RevoluteZ) {
-      const double x = q[j.q_index];
-      sc[2 * i] = std::sin(x);
-      sc[2 * i + 1] = std::cos(x);
+      detail::sin_cos(q[j.q_index], sc[2 * i], sc[2 * i + 1]);
     }
   }
   for (int i = 1; i < nb; ++i) {
     const Joint& j = model.joint(i);
-    detail::visit_kind(j.kind, [&](auto jk) {
+    detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
       using K = decltype(jk);
       double* S = detail::S_cols(data.S, j);
       if constexpr (detail::is_revolute_aligned<K>) {

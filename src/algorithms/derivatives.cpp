@@ -228,14 +228,14 @@ void rnea_derivative_passes(const Model& model, Data& data, const double* q, con
   data.oa[0] = Motion(Vec3::Zero(), -model.gravity());
   // Forward pass, root to leaves.
   for (int i = 1; i < nb; ++i) {
-    detail::visit_kind(model.joint(i).kind, [&](auto jk) { forward_body<decltype(jk)>(model, data, q, v, a, i); });
+    detail::visit_kind(model.joint(i).kind, [&](auto jk) PLUME_LAMBDA_INLINE { forward_body<decltype(jk)>(model, data, q, v, a, i); });
   }
   // Backward pass, leaves to root.
   data.dtau_dq.setZero();
   data.dtau_dv.setZero();
   data.H.setZero();
   for (int i = nb - 1; i > 0; --i) {
-    detail::visit_kind(model.joint(i).kind, [&](auto jk) { backward_body<decltype(jk)>(model, data, i); });
+    detail::visit_kind(model.joint(i).kind, [&](auto jk) PLUME_LAMBDA_INLINE { backward_body<decltype(jk)>(model, data, i); });
   }
 }
 

@@ -14,7 +14,7 @@ PLUME_FLATTEN void support_kinematics(const Model& model, Data& data, const VecR
   for (int i = body; i > 0; i = model.parent(i)) data.chain[n++] = i;
   while (n > 0) {
     const int i = data.chain[--n];
-    detail::visit_kind(model.joint(i).kind, [&](auto jk) { detail::body_placement<decltype(jk)>(model, data, q.data(), i); });
+    detail::visit_kind(model.joint(i).kind, [&](auto jk) PLUME_LAMBDA_INLINE { detail::body_placement<decltype(jk)>(model, data, q.data(), i); });
   }
 }
 
@@ -27,7 +27,7 @@ PLUME_FLATTEN void fill_jacobian(const Model& model, const Data& data, int body,
   const Vec3& p = X_t0.r();  // target origin, world coordinates
   for (int i = body; i > 0; i = model.parent(i)) {
     const Joint& j = model.joint(i);
-    detail::visit_kind(j.kind, [&](auto jk) {
+    detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
       using K = decltype(jk);
       constexpr int nv = K::nv;
       Eigen::Matrix<double, 6, nv> W;
@@ -97,7 +97,7 @@ PLUME_FLATTEN void point_jacobian(const Model& model, const Data& data, int body
   const Mat3& Eb = data.X0[body].E();
   for (int i = body; i > 0; i = model.parent(i)) {
     const Joint& j = model.joint(i);
-    detail::visit_kind(j.kind, [&](auto jk) {
+    detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
       using K = decltype(jk);
       constexpr int nv = K::nv;
       Eigen::Matrix<double, 6, nv> W;

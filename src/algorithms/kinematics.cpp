@@ -10,7 +10,7 @@ namespace unchecked {
 
 PLUME_FLATTEN void forward_kinematics(const Model& model, Data& data, const VecRef& q) {
   for (int i = 1; i < model.nbodies(); ++i) {
-    detail::visit_kind(model.joint(i).kind, [&](auto jk) { detail::body_placement<decltype(jk)>(model, data, q.data(), i); });
+    detail::visit_kind(model.joint(i).kind, [&](auto jk) PLUME_LAMBDA_INLINE { detail::body_placement<decltype(jk)>(model, data, q.data(), i); });
   }
 }
 
@@ -18,7 +18,7 @@ PLUME_FLATTEN void forward_kinematics(const Model& model, Data& data, const VecR
   data.v[0] = Motion::Zero();
   for (int i = 1; i < model.nbodies(); ++i) {
     const Joint& j = model.joint(i);
-    detail::visit_kind(j.kind, [&](auto jk) {
+    detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
       using K = decltype(jk);
       detail::body_placement<K>(model, data, q.data(), i);
       data.v[i] = K::up(j, data.Xup[i], data.v[model.parent(i)]) + K::S_mul(detail::S_cols(data.S, j), v.data() + j.v_index);
@@ -33,7 +33,7 @@ PLUME_FLATTEN void forward_kinematics(const Model& model, Data& data, const VecR
   for (int i = 1; i < model.nbodies(); ++i) {
     const Joint& j = model.joint(i);
     const int p = model.parent(i);
-    detail::visit_kind(j.kind, [&](auto jk) {
+    detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
       using K = decltype(jk);
       detail::body_placement<K>(model, data, q.data(), i);
       const double* S = detail::S_cols(data.S, j);

@@ -23,7 +23,7 @@ PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, 
     const Joint& j = model.joint(i);
     const int p = model.parent(i);
     const RigidInertia& I = model.inertia(i);
-    detail::visit_kind(j.kind, [&](auto jk) {
+    detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
       using K = decltype(jk);
       double* S = detail::S_cols(data.S, j);
       if constexpr (!placements_known) K::position(j, model.Xtree(i), q + j.q_index, data.Xup[i], S);
@@ -50,7 +50,7 @@ PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, 
   for (int i = nb - 1; i > 0; --i) {
     const Joint& j = model.joint(i);
     const int p = model.parent(i);
-    detail::visit_kind(j.kind, [&](auto jk) {
+    detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
       using K = decltype(jk);
       K::St_mul(detail::S_cols(data.S, j), data.f[i].vector(), tau + j.v_index);
       if (p > 0) data.f[p] += K::up_transpose(j, data.Xup[i], data.f[i]);
