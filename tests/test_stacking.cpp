@@ -267,3 +267,35 @@ TEST(Stacking, TimeSteppingForcesCarryTheWeightAbove) {
   EXPECT_EQ(count, 12);
   for (int k = 0; k < 3; ++k) EXPECT_NEAR(load[k], (3 - k) * 1.0 * g, 1e-9 * g) << "interface " << k;
 }
+
+TEST(Incline, TimeSteppingHoldsACubeAboveTheFrictionAngleWithoutTheLCP) {
+  // models/worlds/incline_cube_static.xml with time-stepping: the four
+  // corners carry the weight with forces inside their cones (μ = 0.5 >
+  // tan 20°) — the least-norm friction would share m g sin θ evenly and push
+  // the uphill corners out of theirs; spread in proportion to the normal
+  // forces it stays in the active-set solve: the LCP runs only to start.
+  Scenario sc = load_world(std::string(PLUME_MODELS_DIR) + "/worlds/incline_cube_static.xml");
+  SimulationOptions o = sc.options;
+  o.scheme = Scheme::TimeStepping;
+  o.duration = 0.2;
+  o.output_rate = 10;
+  Simulator sim(sc.world, o);
+  MemoryRecorder rec;
+  const SimulationResult r = sim.run(&rec);
+  ASSERT_EQ(r.status, SimulationStatus::Finished) << r.message;
+  EXPECT_LE(r.statistics.lcp_solves, 2);
+  const double last = rec.contacts.back().time;
+  double normal = 0.0, friction = 0.0;
+  int count = 0;
+  for (const ContactSample& c : rec.contacts) {
+    if (c.time != last) continue;
+    ++count;
+    EXPECT_GT(c.normal_force, 0.0) << c.contact;
+    EXPECT_LE(c.friction_force, 0.5 * c.normal_force) << c.contact;
+    normal += c.normal_force;
+    friction += c.friction_force;  // (all along the incline's fall line)
+  }
+  EXPECT_EQ(count, 4);
+  EXPECT_NEAR(normal, g * std::cos(kTheta), 1e-9);
+  EXPECT_NEAR(friction, g * std::sin(kTheta), 1e-9);
+}

@@ -297,9 +297,11 @@ class TimeStepping final : public SchemeRunner {
   // has full rank nv, the constraints Kᵀq̈ = b' fix q̈ by themselves, and the
   // minimum-norm forces of A λ = b (A = KᵀH⁻¹K, the limit of the
   // regularised solve) are λ = Kᵀ P H P K b with P = (KKᵀ)⁻¹, q̈ = a0 + P K b
-  // — an nv × nv factorisation instead of rows × rows. False (nothing
-  // changed but workspace) when KKᵀ has a dependent column (a pivot below
-  // 1e-6 of its diagonal): the rows solve decides.
+  // — an nv × nv factorisation instead of rows × rows. With weights W
+  // (fast_winv_ = diag W⁻¹), the forces of least λᵀWλ: λ = W⁻¹Kᵀ P H P K W⁻¹ b,
+  // P = (KW⁻¹Kᵀ)⁻¹. False (nothing changed but workspace) when P⁻¹ has a
+  // dependent column (a pivot below 1e-6 of its diagonal): the rows solve
+  // decides.
   bool fully_constrained() {
     const int nv = model().nv();
     const int rows = static_cast<int>(fast_K_.cols());
@@ -311,24 +313,80 @@ class TimeStepping final : public SchemeRunner {
       const double* c0 = fast_K_.col(r).data();
       const double* c1 = group > 1 ? fast_K_.col(r + 1).data() : c0;
       const double* c2 = group > 2 ? fast_K_.col(r + 2).data() : c0;
-      const double w1 = group > 1 ? 1.0 : 0.0, w2 = group > 2 ? 1.0 : 0.0;
+      const double w0 = fast_winv_(r), w1 = group > 1 ? fast_winv_(r + 1) : 0.0, w2 = group > 2 ? fast_winv_(r + 2) : 0.0;
       int lo = 0, hi = nv;
       while (lo < hi && c0[lo] == 0.0 && c1[lo] == 0.0 && c2[lo] == 0.0) ++lo;
       while (hi > lo && c0[hi - 1] == 0.0 && c1[hi - 1] == 0.0 && c2[hi - 1] == 0.0) --hi;
       for (int j = lo; j < hi; ++j) {
-        const double a0 = c0[j], a1 = w1 * c1[j], a2 = w2 * c2[j];
+        const double a0 = w0 * c0[j], a1 = w1 * c1[j], a2 = w2 * c2[j];
         double* pj = fast_P_.col(j).data();
         for (int i = j; i < hi; ++i) pj[i] += a0 * c0[i] + a1 * c1[i] + a2 * c2[i];
       }
       r += group;
     }
     if (!fast_pchol_.factor(fast_P_, 1e-6)) return false;
-    fast_x_.noalias() = fast_K_ * fast_b_;
-    fast_pchol_.solve(fast_P_, fast_x_);  // q̈ − a0 = P K b
+    fast_lambda_ = fast_winv_.cwiseProduct(fast_b_);
+    fast_x_.noalias() = fast_K_ * fast_lambda_;
+    fast_pchol_.solve(fast_P_, fast_x_);  // q̈ − a0 = P K W⁻¹ b
     fast_z_.noalias() = data_.H * fast_x_;
     fast_pchol_.solve(fast_P_, fast_z_);
     fast_lambda_.noalias() = fast_K_.transpose() * fast_z_;
+    fast_lambda_.array() *= fast_winv_.array();
     return true;
+  }
+
+  // The forces and q̈ − a0 (fast_lambda_, fast_x_) of the active rows built
+  // by active_set_accelerations (K, G, b), least in λᵀWλ (fast_winv_ = diag W⁻¹).
+  enum class Forces : std::uint8_t { Solved, Unsolved };
+  Forces fast_forces(bool symmetric) {
+    const Model& m = model();
+    const int nv = m.nv();
+    const int rows = static_cast<int>(fast_K_.cols());
+    if (!(symmetric && rows > nv && fully_constrained())) {
+      fast_Kt_ = fast_K_.transpose();
+      ltdl_solve_Lt_rows(m, data_, fast_Kt_);
+      if (symmetric) {
+        fast_Gt_ = fast_Kt_;
+      } else {
+        fast_Gt_ = fast_G_.transpose();
+        ltdl_solve_Lt_rows(m, data_, fast_Gt_);
+      }
+      fast_Dinv_ = data_.LD.diagonal().cwiseInverse();
+      fast_A_.setZero(rows, rows);
+      for (int d = 0; d < nv; ++d) {
+        const double* u = fast_Kt_.col(d).data();
+        const double* w = fast_Gt_.col(d).data();
+        const double dinv = fast_Dinv_(d);
+        int lo = 0, hi = rows;
+        while (lo < hi && u[lo] == 0.0) ++lo;
+        while (hi > lo && u[hi - 1] == 0.0) --hi;
+        if (lo == hi) continue;
+        // Symmetric: the lower triangle only (u = w, zero outside [lo, hi)).
+        const int j0 = symmetric ? lo : 0, j1 = symmetric ? hi : rows;
+        for (int j = j0; j < j1; ++j) {
+          const double wj = w[j] * dinv;
+          if (wj == 0.0) continue;
+          double* ac = fast_A_.col(j).data();
+          for (int i = symmetric ? j : lo; i < hi; ++i) ac[i] += wj * u[i];
+        }
+      }
+      double amax = 1e-12;
+      for (int i = 0; i < rows; ++i) amax = std::max(amax, std::abs(fast_A_(i, i)));
+      fast_A_.diagonal().array() += (1e-12 * amax) * fast_winv_.array().inverse();
+      fast_lambda_ = fast_b_;
+      if (symmetric) {
+        if (!fast_chol_.factor(fast_A_)) return Forces::Unsolved;  // (rounding) the LCP decides
+        fast_chol_.solve(fast_A_, fast_lambda_);
+      } else {
+        fast_lu_.compute(fast_A_);
+        fast_lambda_ = fast_lu_.solve(fast_b_);
+      }
+      // q̈ = a0 + H⁻¹ G λ = a0 + L⁻¹ D⁻¹ (L⁻ᵀG) λ
+      fast_x_.noalias() = fast_Gt_.transpose() * fast_lambda_;
+      fast_x_.array() *= fast_Dinv_.array();
+      ltdl_solve_L(m, data_, fast_x_);
+    }
+    return Forces::Solved;
   }
 
   // The force LCP's answer when β's modes are known from the last solve and
@@ -404,93 +462,82 @@ class TimeStepping final : public SchemeRunner {
     // event-driven scheme's constrained dynamics: rank-one updates over the
     // dofs, each touching only the rows of the contacts on its bodies.
     fast_b_ = -(fast_K_.transpose() * fast_a0_ + fast_b_);
-    if (!(symmetric && rows > nv && fully_constrained())) {
-      fast_Kt_ = fast_K_.transpose();
-      ltdl_solve_Lt_rows(m, data_, fast_Kt_);
-      if (symmetric) {
-        fast_Gt_ = fast_Kt_;
-      } else {
-        fast_Gt_ = fast_G_.transpose();
-        ltdl_solve_Lt_rows(m, data_, fast_Gt_);
-      }
-      fast_Dinv_ = data_.LD.diagonal().cwiseInverse();
-      fast_A_.setZero(rows, rows);
-      for (int d = 0; d < nv; ++d) {
-        const double* u = fast_Kt_.col(d).data();
-        const double* w = fast_Gt_.col(d).data();
-        const double dinv = fast_Dinv_(d);
-        int lo = 0, hi = rows;
-        while (lo < hi && u[lo] == 0.0) ++lo;
-        while (hi > lo && u[hi - 1] == 0.0) --hi;
-        if (lo == hi) continue;
-        // Symmetric: the lower triangle only (u = w, zero outside [lo, hi)).
-        const int j0 = symmetric ? lo : 0, j1 = symmetric ? hi : rows;
-        for (int j = j0; j < j1; ++j) {
-          const double wj = w[j] * dinv;
-          if (wj == 0.0) continue;
-          double* ac = fast_A_.col(j).data();
-          for (int i = symmetric ? j : lo; i < hi; ++i) ac[i] += wj * u[i];
+    // Minimum-norm forces first; when only cones are violated, the friction
+    // is redistributed in proportion to the normal forces (W⁻¹ of a
+    // sticking contact's tangential rows ∝ its normal force: the forces of
+    // least Σ |f_t|²/λ_n): dependent contacts leave the friction's share
+    // free, and an even share pushes the lightly loaded corners of a face on
+    // an incline outside their cones. Two redistributions at most.
+    fast_winv_.setOnes(rows);
+    for (int round = 0;; ++round) {
+      if (fast_forces(symmetric) != Forces::Solved) return false;
+      bool outside_cone = false;
+      ContactSolution& s = fast_;
+      s.ddq = fast_a0_ + fast_x_;
+      s.zeta_dot = fast_T_.transpose() * s.ddq + fast_Tdv_;
+      s.lambda.setZero(nc);
+      s.friction.setZero(2, nc);
+      s.mode.assign(static_cast<std::size_t>(nc), ContactMode::Sticking);
+      s.current.clear();
+      s.active.clear();
+      r = 0;
+      for (int k = 0; k < nc; ++k) {
+        const Tracked& tr = beta_[static_cast<std::size_t>(k)];
+        s.mode[static_cast<std::size_t>(k)] = tr.mode;
+        if (!tr.active) continue;
+        s.lambda(k) = fast_lambda_(r++);
+        if (tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes && tr.mode == ContactMode::Sticking) {
+          s.friction.col(k) = fast_lambda_.segment<2>(r);
+          r += 2;
+        } else if (tr.mode == ContactMode::Sliding) {
+          s.friction.col(k) = -tr.mu * s.lambda(k) * fast_slide_.col(k);
         }
+        s.active.push_back(k);
       }
-      double amax = 1e-12;
-      for (int i = 0; i < rows; ++i) amax = std::max(amax, std::abs(fast_A_(i, i)));
-      fast_A_.diagonal().array() += 1e-12 * amax;
-      fast_lambda_ = fast_b_;
-      if (symmetric) {
-        if (!fast_chol_.factor(fast_A_)) return false;  // (rounding) the LCP decides
-        fast_chol_.solve(fast_A_, fast_lambda_);
-      } else {
-        fast_lu_.compute(fast_A_);
-        fast_lambda_ = fast_lu_.solve(fast_b_);
-      }
-      // q̈ = a0 + H⁻¹ G λ = a0 + L⁻¹ D⁻¹ (L⁻ᵀG) λ
-      fast_x_.noalias() = fast_Gt_.transpose() * fast_lambda_;
-      fast_x_.array() *= fast_Dinv_.array();
-      ltdl_solve_L(m, data_, fast_x_);
-    }
-    ContactSolution& s = fast_;
-    s.ddq = fast_a0_ + fast_x_;
-    s.zeta_dot = fast_T_.transpose() * s.ddq + fast_Tdv_;
-    s.lambda.setZero(nc);
-    s.friction.setZero(2, nc);
-    s.mode.assign(static_cast<std::size_t>(nc), ContactMode::Sticking);
-    s.current.clear();
-    s.active.clear();
-    r = 0;
-    for (int k = 0; k < nc; ++k) {
-      const Tracked& tr = beta_[static_cast<std::size_t>(k)];
-      s.mode[static_cast<std::size_t>(k)] = tr.mode;
-      if (!tr.active) continue;
-      s.lambda(k) = fast_lambda_(r++);
-      if (tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes && tr.mode == ContactMode::Sticking) {
-        s.friction.col(k) = fast_lambda_.segment<2>(r);
-        r += 2;
-      } else if (tr.mode == ContactMode::Sliding) {
-        s.friction.col(k) = -tr.mu * s.lambda(k) * fast_slide_.col(k);
-      }
-      s.active.push_back(k);
-    }
-    double scale = 1e-12;
-    for (int k = 0; k < nc; ++k) scale = std::max(scale, std::abs(s.lambda(k)));
-    const double floor = 1e-9 * scale;
-    const double tol = 1e-9 * std::max(1.0, s.zeta_dot.cwiseAbs().maxCoeff());
-    for (int k = 0; k < nc; ++k) {
-      const Tracked& tr = beta_[static_cast<std::size_t>(k)];
-      if (tr.active) {
-        if (s.lambda(k) < -floor) return false;
-        if (tr.mode == ContactMode::Sticking && tr.mu > 0.0 && s.friction.col(k).norm() > tr.mu * s.lambda(k) + floor) {
+      double scale = 1e-12;
+      for (int k = 0; k < nc; ++k) scale = std::max(scale, std::abs(s.lambda(k)));
+      const double floor = 1e-9 * scale;
+      const double tol = 1e-9 * std::max(1.0, s.zeta_dot.cwiseAbs().maxCoeff());
+      for (int k = 0; k < nc; ++k) {
+        const Tracked& tr = beta_[static_cast<std::size_t>(k)];
+        if (tr.active) {
+          if (s.lambda(k) < -floor) return false;
+          if (tr.mode == ContactMode::Sticking && tr.mu > 0.0 && s.friction.col(k).norm() > tr.mu * s.lambda(k) + floor) {
+            outside_cone = true;
+          }
+        } else if (s.zeta_dot(k) < -tol) {
           return false;
         }
-      } else if (s.zeta_dot(k) < -tol) {
-        return false;
+        if (std::abs(s.zeta_dot(k)) <= tol) {
+          s.current.push_back(k);
+        } else if (!tr.active) {
+          s.mode[static_cast<std::size_t>(k)] = ContactMode::Separating;
+        }
       }
-      if (std::abs(s.zeta_dot(k)) <= tol) {
-        s.current.push_back(k);
-      } else if (!tr.active) {
-        s.mode[static_cast<std::size_t>(k)] = ContactMode::Separating;
+      if (!outside_cone) break;
+      if (round == 2 || !symmetric) return false;
+      double mean = 0.0;
+      int n = 0;
+      for (int k = 0; k < nc; ++k) {
+        const Tracked& tr = beta_[static_cast<std::size_t>(k)];
+        if (tr.active && s.lambda(k) > 0.0) mean += s.lambda(k), ++n;
       }
+      if (n == 0) return false;
+      mean /= n;
+      r = 0;
+      for (int k = 0; k < nc; ++k) {
+        const Tracked& tr = beta_[static_cast<std::size_t>(k)];
+        if (!tr.active) continue;
+        ++r;
+        if (tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes && tr.mode == ContactMode::Sticking) {
+          fast_winv_.segment<2>(r).setConstant(std::max(s.lambda(k), 1e-3 * mean) / mean);
+          r += 2;
+        }
+      }
+      ++stats_redistributed_;
     }
     (void)predicted;
+    ContactSolution& s = fast_;
     s.status = ContactStatus::Solved;
     s.pivots = 0;
     a = s.ddq;
@@ -724,12 +771,12 @@ class TimeStepping final : public SchemeRunner {
   const ContactSolution* last_ = nullptr;  // the solver's last force solution
   // active_set_accelerations: β's modes known from the last solve, workspace
   bool modes_known_ = false;
-  long stats_fast_ = 0;
+  long stats_fast_ = 0, stats_redistributed_ = 0;
   ContactSolution fast_;
   Eigen::PartialPivLU<MatrixX> fast_lu_;
   BandedCholesky fast_chol_, fast_pchol_;
   MatrixX fast_K_, fast_G_, fast_P_;
-  VectorX fast_z_;
+  VectorX fast_z_, fast_winv_;
   MatrixX fast_T_, fast_D_, fast_Kt_, fast_Gt_, fast_A_;
   Matrix2X fast_slide_;
   VectorX fast_a0_, fast_Tdv_, fast_Ddv_, fast_b_, fast_lambda_, fast_Dinv_, fast_x_;
