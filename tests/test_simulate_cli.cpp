@@ -636,6 +636,49 @@ TEST(SimulateCli, ReplayPageHoldsTheTrajectory) {
   EXPECT_NE(wrong.err.find("columns"), std::string::npos) << wrong.err;
 }
 
+// Every scheme ends its outputs with the sample at the end time and that
+// sample's contacts: a cube resting on the ground has its four corners on it at
+// t = 0.25 s carrying its weight (time-stepping and compliant used to skip the
+// last output when their last step stopped within rounding of the end or was
+// cut there, so replay.html's last frame showed no contact).
+TEST(SimulateCli, EverySchemeRecordsItsLastOutputWithItsContacts) {
+  TempDir tmp;
+  for (const std::string scheme : {"event-driven", "time-stepping", "compliant"}) {
+    SCOPED_TRACE(scheme);
+    const std::string world = tmp.write(
+        "rest_" + scheme + ".xml",
+        "<world>\n"
+        "  <model name=\"cube\" urdf=\"" + kModels + "/cube.urdf\" root=\"free\"><state q=\"0 0 0.05 0 0 0 1\"/></model>\n"
+        "  <ground/>\n"
+        "  <contact mu=\"0.8\" restitution=\"0\"/>\n"
+        "  <simulate scheme=\"" + scheme + "\" duration=\"0.25\" output_rate=\"100\"/>\n"
+        "</world>\n");
+    const fs::path out = tmp.path / ("out_" + scheme);
+    const CliRun r = run("simulate " + world + " --out " + out.string() + " --no-plots", tmp);
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    const Csv traj = read_csv(out / "trajectory.csv");
+    ASSERT_FALSE(traj.rows.empty());
+    EXPECT_EQ(traj.rows.back()[0], 0.25);
+    const Csv contacts = read_csv(out / "contacts.csv");
+    int at_end = 0;
+    double load = 0.0;
+    for (const auto& row : contacts.rows) {
+      if (row[0] != 0.25) continue;
+      ++at_end;
+      load += row[4];  // time,contact,gap,normal_velocity,normal_force,friction_force
+    }
+    EXPECT_EQ(at_end, 4);
+    EXPECT_NEAR(load, 9.81, 0.01 * 9.81);  // cube.urdf: 1 kg
+    // The page's last frame shows those four contacts.
+    const json d = replay_data(out / "replay.html");
+    ASSERT_TRUE(d.is_object());
+    ASSERT_FALSE(d["contacts"].empty());
+    const json& last = d["contacts"][d["contacts"].size() - 1];
+    ASSERT_TRUE(last.is_array());
+    EXPECT_EQ(last.size(), 4u);
+  }
+}
+
 // plume view: the model's page, a slider per 1-DoF joint within the limits
 // `plume info --json` reports, the configuration given (or neutral); bad input
 // is one line naming the problem. (The page's own forward kinematics against

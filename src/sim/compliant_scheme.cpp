@@ -676,6 +676,12 @@ SimulationResult CompliantScheme::run_until(double until, Recorder* recorder) {
       }
       if (restart) restart_stepper(stepper_->current_time_step());
     }
+    // The output at the end time when the last step was cut there (its samples
+    // are taken before the cut, so the loop's end skips this one and its contacts).
+    if (rec_ && opt_.output_rate > 0 && next_output_ <= t_) {
+      record_sample(t_, state_vector());
+      next_output_ = std::round((next_output_ + 1.0 / opt_.output_rate) * opt_.output_rate) / opt_.output_rate;
+    }
     result.status = SimulationStatus::Finished;
     result.message = "finished at t = " + fmt(t_);
   } catch (const Error& e) {

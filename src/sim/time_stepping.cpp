@@ -1227,6 +1227,12 @@ SimulationResult TimeStepping::run_until(double until, Recorder* recorder) {
         record_sample(t_, q_, v_);
       }
     }
+    // The output at the end time when the last step stopped within rounding of
+    // it (the loop's end then skips the sample, and its contacts with it).
+    if (rec_ && opt_.output_rate > 0 && next_output_ <= t_) {
+      record_sample(t_, q_, v_);
+      next_output_ = std::round((next_output_ + 1.0 / opt_.output_rate) * opt_.output_rate) / opt_.output_rate;
+    }
     result.status = SimulationStatus::Finished;
     result.message = "finished at t = " + fmt(t_);
   } catch (const Error& e) {
