@@ -15,10 +15,13 @@ renamed into place:
   separation_velocities.png  normal (separation) velocity and sliding speed per body [m/s]
   energy.png               mechanical energy, and its change against the controller's work
 
-Every time axis marks the impacts (thin red lines) and, for a run that stopped
-early, where it stopped and why. Each PNG carries its axes in a text chunk
+Every time axis marks the impacts (thin red lines), the lift-offs (dashed grey
+lines), the velocity-level fallback windows (shaded orange) and, for a run that
+stopped early, where it stopped and why (a thick dark red line; its status in
+the legend and under the plot). Each PNG carries its axes in a text chunk
 "plume:axes" (JSON: per panel its pixel box from the bottom left, its data
-limits and its series) so that tests can read the curves back from the pixels.
+limits and its series; the marks' times) so that tests can read the curves
+back from the pixels.
 Prints the name of every plot written, one per line.
 
 Exit status: 0 plots written; 2 bad usage or unreadable input; 3 matplotlib
@@ -72,10 +75,24 @@ class Run:
         self.times = [num(r["time"]) for r in self.trajectory]
         self.coordinates = self.summary.get("coordinates") or {}
         self.impacts = [r for r in self.events if r.get("kind") == "impact"]
+        # Lift-offs: times where a contact (not a joint limit) was lost.
+        self.liftoffs = sorted({num(r["time"]) for r in self.events if r.get("kind") == "contact_loss"
+                                and not r.get("contact", "").startswith("limit:")})
+        # Fallback windows: each lasts fallback_time / fallbacks (the runs' fallback_duration).
+        starts = sorted({num(r["time"]) for r in self.events if r.get("kind") == "fallback"})
+        count, spent = self.summary.get("fallbacks") or 0, self.summary.get("fallback_time") or 0.0
+        width = spent / count if count and spent and spent > 0 else 1e-3
+        self.fallbacks = [(t, t + width) for t in starts]
         self.finished = self.summary.get("finished", True)
         self.status = self.summary.get("status", "")
         self.stop_time = self.summary.get("time")
         self.multi_model = len(self.summary.get("models") or []) > 1
+
+    def marks(self):
+        """The event marks drawn on every time axis (for the plume:axes text chunk)."""
+        return {"impact": sorted({num(r["time"]) for r in self.impacts})[:MAX_IMPACT_MARKS],
+                "lift_off": self.liftoffs[:MAX_IMPACT_MARKS], "fallback": self.fallbacks[:MAX_IMPACT_MARKS],
+                "stop": None if self.finished else self.stop_time, "status": self.status}
 
     def column(self, name):
         return [num(r.get(name)) for r in self.trajectory]
@@ -135,7 +152,7 @@ def grouped(points, key, reduce):
     return out
 
 
-def save(fig, out_dir, name, written, axes_info):
+def save(fig, out_dir, name, written, axes_info, run=None):
     """Saves atomically (a temporary PNG in out_dir, then a rename) with the axes in a text chunk."""
     fig.canvas.draw()
     width, height = fig.canvas.get_width_height()
@@ -145,7 +162,7 @@ def save(fig, out_dir, name, written, axes_info):
         meta.append({"pixels": [bb.x0, bb.y0, bb.x1, bb.y1], "xlim": list(ax.get_xlim()), "ylim": list(ax.get_ylim()),
                      "ylabel": ax.get_ylabel(), "series": series,
                      "offset": ax.yaxis.get_offset_text().get_text()})
-    text = json.dumps({"size": [width, height], "axes": meta})
+    text = json.dumps({"size": [width, height], "axes": meta, "marks": run.marks() if run else {}})
     fd, tmp = tempfile.mkstemp(prefix="." + name + ".", suffix=".tmp", dir=out_dir)
     os.close(fd)
     try:
@@ -160,7 +177,8 @@ def save(fig, out_dir, name, written, axes_info):
 
 
 def mark_events(ax, run, label=False):
-    """Impacts as thin red lines; the stop of an early-ended run as a thick dark red one."""
+    """Impacts as thin red lines, lift-offs as dashed grey ones, fallback windows shaded orange;
+    the stop of an early-ended run as a thick dark red line."""
     seen = set()
     for r in run.impacts:
         t = num(r["time"])
@@ -168,6 +186,10 @@ def mark_events(ax, run, label=False):
             continue
         ax.axvline(t, color="tab:red", lw=0.6, alpha=0.35, label="impact" if label and not seen else None)
         seen.add(t)
+    for k, t in enumerate(run.liftoffs[:MAX_IMPACT_MARKS]):
+        ax.axvline(t, color="black", lw=0.8, ls=(0, (3, 2)), alpha=0.45, label="lift-off" if label and k == 0 else None)
+    for k, (a, b) in enumerate(run.fallbacks[:MAX_IMPACT_MARKS]):
+        ax.axvspan(a, b, color="tab:orange", alpha=0.25, lw=0, label="fallback window" if label and k == 0 else None)
     if not run.finished and run.stop_time is not None:
         lo, hi = ax.get_xlim()
         ax.set_xlim(lo, max(hi, run.stop_time + 0.03 * (run.stop_time - lo)))  # the mark inside the axes
@@ -276,12 +298,12 @@ def plot_base(plt, run, written):
         ax.grid(True, alpha=0.3)
     mark_events(ax_z, run, label=True)
     mark_events(ax_r, run)
-    legend_outside(ax_z, fig, len(bases) + 2)
+    legend_outside(ax_z, fig, len(bases) + 4)
     legend_outside(ax_r, fig, 3 * len(bases))
     fig.suptitle("Floating base: " + ("position" if planar_only else "height") + " and orientation (parent frame)")
     stop_note(fig, run)
     finish(fig, 1, not run.finished)
-    save(fig, run.dir, "base.png", written, [(ax_z, info_z), (ax_r, info_r)])
+    save(fig, run.dir, "base.png", written, [(ax_z, info_z), (ax_r, info_r)], run)
     plt.close(fig)
 
 
@@ -318,11 +340,19 @@ def joint_grid(plt, run, joints, title, ylabel_of, draw, name, written):
         from matplotlib.lines import Line2D
         handles.append(Line2D([], [], color="tab:red", lw=0.6, alpha=0.5))
         labels.append("impact")
+    if run.liftoffs:
+        from matplotlib.lines import Line2D
+        handles.append(Line2D([], [], color="black", lw=0.8, ls=(0, (3, 2)), alpha=0.45))
+        labels.append("lift-off")
+    if run.fallbacks:
+        from matplotlib.patches import Patch
+        handles.append(Patch(color="tab:orange", alpha=0.25))
+        labels.append("fallback window")
     fig.suptitle(title, fontsize=10)
     fig.legend(handles, labels, loc="upper right", fontsize=7, ncol=len(labels), frameon=False)
     stop_note(fig, run)
     fig.tight_layout(rect=(0, 0.03 if not run.finished else 0, 1, 0.95))
-    save(fig, run.dir, name, written, info)
+    save(fig, run.dir, name, written, info, run)
     plt.close(fig)
 
 
@@ -407,13 +437,13 @@ def plot_contacts(plt, run, written):
     mark_events(ax_n, run, label=True)
     mark_events(ax_t, run)
     if bodies:
-        legend_outside(ax_n, fig, len(bodies) + 2)
+        legend_outside(ax_n, fig, len(bodies) + 4)
     else:
         empty(ax_n, "no contact forces recorded")
     fig.suptitle("Contact forces per body (active contacts at output times)")
     stop_note(fig, run)
     finish(fig, 1 if len(bodies) <= 16 else 2, not run.finished)
-    save(fig, run.dir, "contact_forces.png", written, [(ax_n, info_n), (ax_t, info_t)])
+    save(fig, run.dir, "contact_forces.png", written, [(ax_n, info_n), (ax_t, info_t)], run)
     plt.close(fig)
 
 
@@ -450,7 +480,7 @@ def plot_speeds(plt, run, written):
     mark_events(ax_n, run, label=True)
     mark_events(ax_s, run)
     if bodies or impacts:
-        legend_outside(ax_n, fig, len(bodies) + 4)
+        legend_outside(ax_n, fig, len(bodies) + 6)
     else:
         empty(ax_n, "no contacts or impacts recorded")
     limits = sum(1 for r in run.contacts if r["contact"].startswith("limit:"))
@@ -458,7 +488,7 @@ def plot_speeds(plt, run, written):
                  ("; joint limits (rad/s) not shown" if limits else ""))
     stop_note(fig, run)
     finish(fig, 1 if len(bodies) <= 16 else 2, not run.finished)
-    save(fig, run.dir, "separation_velocities.png", written, [(ax_n, info_n), (ax_s, info_s)])
+    save(fig, run.dir, "separation_velocities.png", written, [(ax_n, info_n), (ax_s, info_s)], run)
     plt.close(fig)
 
 
@@ -499,10 +529,10 @@ def plot_energy(plt, run, written):
         mark_events(axes[1][0], run)
         legend_outside(axes[1][0], fig, 3)
     axes[-1][0].set_xlabel("time [s]")
-    legend_outside(ax, fig, 3)
+    legend_outside(ax, fig, 5)
     stop_note(fig, run)
     finish(fig, 1, not run.finished)
-    save(fig, run.dir, "energy.png", written, axes_info)
+    save(fig, run.dir, "energy.png", written, axes_info, run)
     plt.close(fig)
 
 

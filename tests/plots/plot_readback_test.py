@@ -3,12 +3,14 @@
 
 Usage: plot_readback_test.py PLUME MODELS_DIR
 
-Runs the quadruped demo and a run that stops early, then reads each PNG: the
-curves drawn (pixels of a series' colour inside its axes, mapped to data
-through the axes box and limits the PNG carries in its "plume:axes" text
-chunk) against the CSV columns they plot; one legend entry per foot; units
-kept apart (m/s only on the speed plot); no offset printed on an axis; the
-stop of the early run marked where it stopped.
+Runs the quadruped demo, a run that stops early and stack_tipping, then reads
+each PNG: the curves drawn (pixels of a series' colour inside its axes, mapped
+to data through the axes box and limits the PNG carries in its "plume:axes"
+text chunk) against the CSV columns they plot; one legend entry per foot;
+units kept apart (m/s only on the speed plot); no offset printed on an axis;
+the stop of the early run marked where it stopped on every time axis; the
+lift-offs of events.csv marked on every time axis; a fallback window shaded
+over its span.
 
 Exit status 0 passed, 1 failed, 77 matplotlib is missing (reported skipped).
 """
@@ -69,7 +71,9 @@ def read_csv(path):
 
 
 COLOURS = {"tab:blue": (31, 119, 180), "tab:orange": (255, 127, 14), "tab:green": (44, 160, 44),
-           "tab:red": (214, 39, 40), "darkred": (139, 0, 0)}
+           "tab:red": (214, 39, 40), "darkred": (139, 0, 0),
+           "lift-off": (140, 140, 140),     # black at alpha 0.45 on white
+           "fallback": (255, 223, 195)}     # tab:orange at alpha 0.25 on white
 
 
 def load(path):
@@ -227,18 +231,84 @@ def run_checks(plume, models, work):
     check(r.returncode == 3, f"the run stops early (exit {r.returncode})")
     summary = json.load(open(os.path.join(stopped, "summary.json")))
     t_stop = summary["time"]
-    png = os.path.join(stopped, "base.png")
-    axes = axes_of(png)
-    if check(bool(axes), "base.png written for the stopped run"):
+    written = summary.get("plots") or []
+    check(len(written) >= 4, f"the stopped run has its plots ({written})")
+    for name in written:
+        png = os.path.join(stopped, name)
+        axes = axes_of(png)
+        if not check(bool(axes), f"{name} written for the stopped run"):
+            continue
+        marks = json.loads(png_text(png, "plume:axes")).get("marks", {})
+        check(marks.get("stop") == t_stop and marks.get("status") == summary["status"],
+              f"{name}: marked stopped ({marks.get('status')}) at t = {marks.get('stop')}")
         img = load(png)
         for k, ax in enumerate(axes):
             pts = series_pixels(img, ax["pixels"], "darkred", tol=25)
             cols = sorted({px for px, _ in pts})
-            x0, _, x1, _ = ax["pixels"]
-            expect = x0 + (t_stop - ax["xlim"][0]) / (ax["xlim"][1] - ax["xlim"][0]) * (x1 - x0)
+            expect = x_of(ax, t_stop)
             tall = [c for c in cols if sum(1 for px, _ in pts if px == c) > 0.8 * (ax["pixels"][3] - ax["pixels"][1] - 4)]
             check(bool(tall) and all(abs(c + 0.5 - expect) <= 2.5 for c in tall),
-                  f"base.png panel {k}: the stop at t = {t_stop:.4g} s marked at x = {expect:.0f} px (found {tall})")
+                  f"{name} panel {k}: the stop at t = {t_stop:.4g} s marked at x = {expect:.0f} px (found {tall})")
+
+    # Lift-offs (contact_loss rows of events.csv) on every time axis: stack_tipping's top cube
+    # leaves the lower one, then its corners leave the ground as it rocks.
+    tip = os.path.join(work, "tip")
+    r = subprocess.run([plume, "simulate", os.path.join(models, "worlds", "stack_tipping.xml"), "--out", tip,
+                        "--no-replay"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    if not check(r.returncode == 0, "plume simulate stack_tipping.xml exits 0\n" + r.stdout + r.stderr):
+        return
+    events = read_csv(os.path.join(tip, "events.csv"))
+    liftoffs = sorted({float(e["time"]) for e in events if e["kind"] == "contact_loss"})
+    others = sorted({float(e["time"]) for e in events if e["kind"] == "impact"})
+    check(len(liftoffs) >= 1, f"stack_tipping lifts off ({len(liftoffs)} times in events.csv)")
+    names = json.load(open(os.path.join(tip, "summary.json"))).get("plots") or []
+    for name in names:
+        png = os.path.join(tip, name)
+        img = load(png)
+        for k, ax in enumerate(axes_of(png)):
+            pts = series_pixels(img, ax["pixels"], "lift-off", tol=30)
+            height = ax["pixels"][3] - ax["pixels"][1] - 4
+            for t in liftoffs:
+                x = x_of(ax, t)
+                if any(abs(x_of(ax, u) - x) < 4 for u in others):
+                    continue  # an impact's line drawn at the same place
+                near = sum(1 for px, _ in pts if abs(px + 0.5 - x) <= 1.5)
+                check(near > 0.25 * height, f"{name} panel {k}: the lift-off at t = {t:.4g} s dashed at x = {x:.0f} px "
+                                            f"({near} grey pixels, axes {height:.0f} px tall)")
+
+    # A fallback window, shaded over its span: the same run with one written into its
+    # outputs (no shipped world needs one), replotted by plume's script.
+    script = os.path.join(os.path.dirname(plume), "plot_simulation.py")
+    if not check(os.path.exists(script), f"plot_simulation.py next to plume ({script})"):
+        return
+    with open(os.path.join(tip, "events.csv"), "a") as f:
+        f.write("0.5,fallback,ground|cube_2/cube/collision_0#1,world,cube_2/cube,0,0,0\n")
+    path = os.path.join(tip, "summary.json")
+    summary = json.load(open(path))
+    summary["fallbacks"], summary["fallback_time"] = 1, 0.05
+    json.dump(summary, open(path, "w"))
+    r = subprocess.run([sys.executable, script, tip], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=300)
+    check(r.returncode == 0, f"plot_simulation.py replots ({r.stderr.strip()})")
+    png = os.path.join(tip, "base.png")
+    img = load(png)
+    for k, ax in enumerate(axes_of(png)):
+        pts = series_pixels(img, ax["pixels"], "fallback", tol=12)
+        a, b = x_of(ax, 0.5), x_of(ax, 0.55)
+        height = ax["pixels"][3] - ax["pixels"][1] - 4
+        per_column = {}
+        for px, _ in pts:
+            per_column[px] = per_column.get(px, 0) + 1
+        shaded = sorted(x for x, n in per_column.items() if n > 0.5 * height)  # columns mostly tinted
+        check(len(shaded) >= b - a - 3 and all(a - 1.5 <= x + 0.5 <= b + 1.5 for x in shaded),
+              f"base.png panel {k}: the fallback window [0.5, 0.55] s shaded between x = {a:.0f} and {b:.0f} px "
+              f"(shaded columns {shaded[:1]}..{shaded[-1:]}, {len(shaded)} of them)")
+
+
+def x_of(ax, t):
+    """The figure x pixel (from the left) of time t on axes `ax`."""
+    x0, _, x1, _ = ax["pixels"]
+    return x0 + (t - ax["xlim"][0]) / (ax["xlim"][1] - ax["xlim"][0]) * (x1 - x0)
 
 
 if __name__ == "__main__":
