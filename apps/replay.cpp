@@ -530,6 +530,11 @@ std::string fill_page(const std::string& data_json, const std::string& title, st
   put("@PLUME_TITLE@", escaped_title);
   put("/*@PLUME_THREE@*/", script_safe(three));
   put("/*@PLUME_ORBIT@*/", script_safe(orbit));
+  // The page's renderer where the browser has no WebGL (three.js's SVG renderer
+  // and its Projector); without them such a browser shows an error banner.
+  const fs::path renderers = three_dir / "examples" / "js" / "renderers";
+  const std::string projector = three_file(renderers, "Projector.js"), svg = three_file(renderers, "SVGRenderer.js");
+  put("/*@PLUME_SVG@*/", projector.empty() || svg.empty() ? std::string() : script_safe(projector + "\n" + svg));
   // JSON has '<' only inside strings, where \u003c is the same character: no
   // "</script>" or "<!--" can end or change the data's script element.
   std::string data;

@@ -51,16 +51,16 @@ def find_chromium():
     return None
 
 
-def chromium(browser, work, url, name, mode):
-    """Runs one headless Chromium: the DOM after the page ran (stdout) and, for mode "screenshot", a PNG.
-    Returns (DOM, console lines, page URLs fetched)."""
+def chromium(browser, work, url, name, mode, extra=()):
+    """Runs one headless Chromium (with the `extra` flags): the DOM after the page ran (stdout) and, for
+    mode "screenshot", a PNG. Returns (DOM, console lines, page URLs fetched)."""
     profile = tempfile.mkdtemp(prefix="profile-", dir=work)
     netlog = os.path.join(work, name + ".netlog.json")
     args = [browser, "--headless", "--no-sandbox", "--disable-gpu-sandbox", "--use-angle=swiftshader",
             "--enable-unsafe-swiftshader", "--disable-background-networking", "--no-first-run",
             "--user-data-dir=" + profile, "--host-resolver-rules=MAP * ~NOTFOUND", "--log-net-log=" + netlog,
             "--enable-logging=stderr", "--v=0", f"--window-size={WIDTH},{HEIGHT}", "--hide-scrollbars",
-            "--virtual-time-budget=500"]
+            "--virtual-time-budget=500"] + list(extra)
     if mode == "screenshot":
         args.append("--screenshot=" + os.path.join(work, name + ".png"))
     args.append("--dump-dom")
@@ -157,7 +157,10 @@ def case_quadruped(plume, models, browser, work):
     shots = {"start": "#t=0" + size, "middle": "#t=1" + size, "end": "#t=2" + size}
     with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
         jobs = {name: pool.submit(chromium, browser, work, url + frag, name, "screenshot") for name, frag in shots.items()}
+        # A browser without WebGL (no GPU, no SwiftShader): the page draws with three.js's SVG renderer.
+        nogl = pool.submit(chromium, browser, work, url + shots["middle"], "nowebgl", "screenshot", ["--disable-3d-apis"])
         results = {k: j.result() for k, j in jobs.items()}
+        nogl = nogl.result()
     for name, (_, console, fetched) in results.items():
         check(not console, f"{name}: console clean {console[:3]}")
         check(not fetched, f"{name}: nothing fetched from the network {fetched[:3]}")
@@ -196,6 +199,24 @@ def case_quadruped(plume, models, browser, work):
     check(green["start"] < 20, f"start: no contact arrows ({green['start']} green pixels)")
     check(green["middle"] > 150, f"middle: contact arrows drawn ({green['middle']} green pixels)")
     check(green["end"] > 150, f"end: contact arrows drawn ({green['end']} green pixels)")
+
+    # Without WebGL: the same frame drawn by the SVG renderer, the robot inside its box, the arrows.
+    dom, console, fetched = nogl
+    a = body_attributes(dom)
+    check(a.get("ready") == "true" and a.get("renderer") == "svg",
+          f"no WebGL: the page is ready, drawn as SVG ({a.get('ready')}, {a.get('renderer')})")
+    check(attrs["middle"].get("renderer") == "webgl", f"with WebGL: drawn by WebGL ({attrs['middle'].get('renderer')})")
+    check(not console, f"no WebGL: console clean {console[:3]}")
+    check(not fetched, f"no WebGL: nothing fetched {fetched[:3]}")
+    img = load_png(os.path.join(work, "nowebgl.png"))[:HEIGHT - PANEL]
+    box = [int(v) for v in (a.get("robot-box") or "0,0,0,0").split(",")]
+    mask = robot_pixels(img)
+    total = int(mask.sum())
+    inside = int(mask[max(box[1] - 2, 0):box[3] + 2, max(box[0] - 2, 0):box[2] + 2].sum())
+    check(total > 2000 and inside >= 0.97 * total,
+          f"no WebGL: the robot is drawn ({total} robot-coloured pixels, {inside} inside its box {box})")
+    green_svg = int(sticking_pixels(img).sum())
+    check(green_svg > 150, f"no WebGL: contact arrows drawn ({green_svg} green pixels)")
 
 
 def case_stopped(plume, models, browser, work):
