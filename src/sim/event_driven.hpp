@@ -33,6 +33,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/LU>
 
+#include "sim/banded_cholesky.hpp"
 #include "plume/contact/detection.hpp"
 #include "plume/dynamics/contact_dynamics.hpp"
 #include "plume/sim/simulator.hpp"
@@ -186,6 +187,12 @@ struct EventDrivenCore {
   bool symmetric = true, sliding = false;
   Eigen::LLT<MatrixX> llt;
   Eigen::PartialPivLU<MatrixX> lu;
+  // Many more rows than dofs (stacks, pyramids): the nv-space solve
+  // (dynamics_full) and its factor P = KKᵀ.
+  bool reduced = false;
+  MatrixX P;
+  VectorX rb, z;
+  BandedCholesky pchol;
 
   // ---- steps 2–3: witnesses and their location (event_location.cpp) -------------------------
   void build_witnesses_current();
