@@ -9,6 +9,8 @@ Usage: replay_browser_test.py PLUME MODELS_DIR CASE
        where its projected bounding box says, start / middle / end frames that
        differ, contact arrows while the feet are on the ground and none before.
   CASE stopped:   a run that stopped early: the page says so and marks the stop.
+  CASE camera:    "follow base": the ball of ball_off_step, rolled 1.5 m off the step by t = 2 s,
+       drawn at the middle of the view with #follow, away from it without.
   CASE view:      `plume view` pages: the page's own forward kinematics (what the
        joint sliders drive) against plume's placements written into the page, for
        revolute (arm7 with rotated joint frames, the quadruped on a free-flyer),
@@ -22,6 +24,7 @@ reports the test as skipped, with the reason printed).
 
 import concurrent.futures
 import json
+import math
 import os
 import re
 import shutil
@@ -251,6 +254,34 @@ def case_stopped(plume, models, browser, work):
           "the timeline marks the stop at the time the run ended")
 
 
+def case_camera(plume, models, browser, work):
+    out = os.path.join(work, "ball")
+    r = run_plume(plume, ["simulate", os.path.join(models, "worlds", "ball_off_step.xml"), "--out", out, "--no-plots"])
+    if not check(r.returncode == 0, "plume simulate ball_off_step.xml exits 0\n" + r.stdout + r.stderr):
+        return
+    url = "file://" + os.path.join(out, "replay.html") + f"#t=2&size={WIDTH}x{HEIGHT - PANEL}"
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        jobs = {name: pool.submit(chromium, browser, work, url + frag, name, "screenshot")
+                for name, frag in (("fixed_camera", ""), ("follow", "&follow"))}
+        results = {k: j.result() for k, j in jobs.items()}
+    centres = {}
+    for name, (dom, console, fetched) in results.items():
+        check(body_attributes(dom).get("ready") == "true", f"{name}: the page is ready")
+        check(not console and not fetched, f"{name}: console clean, nothing fetched {console[:2]} {fetched[:2]}")
+        mask = robot_pixels(load_png(os.path.join(work, name + ".png"))[:HEIGHT - PANEL])
+        ys, xs = mask.nonzero()
+        if check(len(xs) > 500, f"{name}: the ball is drawn ({len(xs)} pixels)"):
+            centres[name] = (float(xs.mean()), float(ys.mean()))
+    if len(centres) == 2:
+        mid = (WIDTH / 2, (HEIGHT - PANEL) / 2)
+        fx, fy = centres["follow"]
+        check(abs(fx - mid[0]) < 0.05 * WIDTH and abs(fy - mid[1]) < 0.05 * (HEIGHT - PANEL),
+              f"#follow: the ball at the middle of the view ({fx:.0f}, {fy:.0f} px; middle {mid[0]:.0f}, {mid[1]:.0f})")
+        gx, gy = centres["fixed_camera"]
+        check(math.hypot(gx - fx, gy - fy) > 100,
+              f"without #follow the camera stays: the ball elsewhere ({gx:.0f}, {gy:.0f} px)")
+
+
 def page_data(page):
     text = open(page, encoding="utf-8").read()
     m = re.search(r'<script type="application/json" id="plume-data">(.*?)</script>', text, re.S)
@@ -399,7 +430,7 @@ def main(argv):
         return SKIP
     work = tempfile.mkdtemp(prefix="plume_browser_")
     try:
-        {"quadruped": case_quadruped, "stopped": case_stopped, "view": case_view}[case](plume, models, browser, work)
+        {"quadruped": case_quadruped, "stopped": case_stopped, "view": case_view, "camera": case_camera}[case](plume, models, browser, work)
     finally:
         if not failures:
             shutil.rmtree(work, ignore_errors=True)
