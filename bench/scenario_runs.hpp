@@ -3,6 +3,8 @@
 // a fresh Simulator per iteration with the scenario's controller, only
 // Simulator::run_until timed (manual time). Counters, per run:
 //   rtf              simulated seconds / wall seconds
+//   rtf_cpu          simulated seconds / CPU seconds of the running thread
+//                    (the figure to compare on a shared, loaded machine)
 //   events_per_s     events per wall second
 //   fallbacks_per_s  event-driven velocity-level fallback windows per simulated second
 //   steps, events, rhs, lcp   the run's SimulationStatistics
@@ -13,24 +15,34 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 
 #include "plume/sim/simulator.hpp"
 #include "plume/sim/world_file.hpp"
 
 namespace plume::bench {
 
+// CPU time of the calling thread [s].
+inline double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 inline void time_runs(benchmark::State& state, const Scenario& scenario, const SimulationOptions& options) {
   const double duration = options.duration;
-  double simulated = 0.0, wall = 0.0, max_penetration = 0.0;
+  double simulated = 0.0, wall = 0.0, cpu = 0.0, max_penetration = 0.0;
   long steps = 0, events = 0, rhs = 0, lcp = 0, fallbacks = 0, contacts = 0, runs = 0;
   for (auto _ : state) {
     Simulator sim(scenario.world, options);
     if (scenario.controller) {
       sim.set_controller(scenario.controller->function(scenario.world.model()), scenario.controller_period);
     }
+    const double cpu0 = thread_cpu_seconds();
     const auto t0 = std::chrono::steady_clock::now();
     const SimulationResult result = sim.run_until(duration);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double cpu_seconds = thread_cpu_seconds() - cpu0;
     state.SetIterationTime(seconds);
     if (result.status != SimulationStatus::Finished) {
       state.SkipWithError(("the run stopped early: " + result.message).c_str());
@@ -38,6 +50,7 @@ inline void time_runs(benchmark::State& state, const Scenario& scenario, const S
     }
     simulated += result.time;
     wall += seconds;
+    cpu += cpu_seconds;
     steps += result.statistics.steps;
     events += result.statistics.events;
     rhs += result.statistics.rhs_evaluations;
@@ -50,6 +63,7 @@ inline void time_runs(benchmark::State& state, const Scenario& scenario, const S
   if (runs == 0) return;
   const double n = static_cast<double>(runs);
   state.counters["rtf"] = simulated / wall;
+  state.counters["rtf_cpu"] = cpu > 0.0 ? simulated / cpu : 0.0;
   state.counters["events_per_s"] = static_cast<double>(events) / wall;
   state.counters["fallbacks_per_s"] = static_cast<double>(fallbacks) / simulated;
   state.counters["steps"] = static_cast<double>(steps) / n;
