@@ -1,12 +1,13 @@
 // peer_siconos: plume's event-driven scheme and Siconos' EventDriven
 // simulation (LSODAR root finding, an impact LCP with Newton restitution, an
 // acceleration LCP) side by side, both at their defaults, on a ball bouncing
-// and on a block (level, and tilted onto an edge so that it rocks) on the
+// on a block (level, and tilted onto an edge so that it rocks) and on two
+// balls dropped stacked (several bodies; their impacts in closed form) on the
 // ground: impact times against the closed form
 // t_k = t₁(1 + 2e + … + 2e^{k−1}), t₁ = √(2h/g), how the bounces end against
 // their accumulation point t∞ = t₁(1 + e)/(1 − e), events and wall time.
 //
-//   peer_siconos [--e 0.9] [--bounces 44]
+//   peer_siconos [--e 0.9] [--bounces 44] [--scene ball|block|two-balls]
 //
 // Siconos is set up from its documented C++ API: the ball as a
 // LagrangianLinearTIDS (q = height of its centre, mass matrix m, constant
@@ -27,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -266,6 +268,140 @@ Outcome run_siconos_block(double e, double theta0, double drop, double duration)
   return o;
 }
 
+// ---- two balls dropped stacked (several bodies) -----------------------------------------------
+// Ball 1 (1 kg, r = 0.1 m) with its bottom 1 m above the ground, ball 2
+// straight above it with a 0.5 m gap, both released at rest; Newton's law
+// with the same e at the ground and between the balls. In one dimension
+// the flights are parabolas and the ball–ball gap is linear in t (both fall
+// alike), so the sequence of impacts has a closed form, computed here in
+// long double: the earlier of the ground root and the gap root, then
+// v₁ ← −e v₁ (ground) or, equal masses,
+// (v₁, v₂) ← (((1−e)v₁ + (1+e)v₂)/2, ((1+e)v₁ + (1−e)v₂)/2).
+constexpr double kStackGap = 0.5;
+
+std::vector<double> two_balls_closed_form(double e, int n) {
+  using LD = long double;
+  const LD G = g, r = kRadius;
+  LD z1 = r + kDrop, v1 = 0, z2 = z1 + 2 * r + kStackGap, v2 = 0, t = 0;
+  std::vector<double> out;
+  bool ball_contact = false;  // the last impact was between the balls (gap 0, separating)
+  for (int k = 0; k < n; ++k) {
+    // Ground: z1 + v1 τ − g τ²/2 = r, the later root (ball 1 is at or above r).
+    const LD tg = z1 - r <= 0 ? 2 * v1 / G : (v1 + std::sqrt(v1 * v1 + 2 * G * (z1 - r))) / G;
+    const LD gap = z2 - z1 - 2 * r, closing = v1 - v2;
+    const LD tb = (closing > 0 && !(ball_contact && gap <= 0)) ? gap / closing : std::numeric_limits<LD>::infinity();
+    const LD tau = std::min(tg, tb);
+    z1 += v1 * tau - G * tau * tau / 2;
+    z2 += v2 * tau - G * tau * tau / 2;
+    v1 -= G * tau;
+    v2 -= G * tau;
+    t += tau;
+    if (tg <= tb) {
+      z1 = r;
+      v1 = -e * v1;
+      ball_contact = false;
+    } else {
+      z2 = z1 + 2 * r;
+      const LD a = ((1 - e) * v1 + (1 + e) * v2) / 2, b = ((1 + e) * v1 + (1 - e) * v2) / 2;
+      v1 = a;
+      v2 = b;
+      ball_contact = true;
+    }
+    out.push_back(static_cast<double>(t));
+  }
+  return out;
+}
+
+Outcome run_plume_two_balls(const plume::Model& ball, double e, double duration) {
+  Outcome o;
+  o.peer = "plume";
+  const auto wall0 = std::chrono::steady_clock::now();
+  plume::WorldBuilder wb;
+  plume::VectorX q1 = plume::neutral_configuration(ball), q2 = q1;
+  q1(2) = kRadius + kDrop;
+  q2(2) = q1(2) + 2 * kRadius + kStackGap;
+  wb.add_model("ball_1", ball, q1);
+  wb.add_model("ball_2", ball, q2);
+  wb.add_environment(plume::ground_plane());
+  plume::ContactParameters cp;
+  cp.mu = 0.0;
+  cp.restitution = e;
+  wb.set_default_contact(cp);
+  plume::SimulationOptions so;
+  so.duration = duration;
+  so.output_rate = 1.0 / kOutput;
+  plume::Simulator sim(wb.build(), so);
+  ImpactLog log(o);
+  const plume::SimulationResult r = sim.run(&log);
+  o.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  if (r.status != plume::SimulationStatus::Finished) o.status = std::string(plume::to_string(r.status)) + ": " + r.message;
+  o.gap = sim.q()(2) - kRadius;
+  o.speed = sim.v()(5);
+  return o;
+}
+
+// Siconos: two 1-DoF LagrangianLinearTIDS (heights of the centres), the
+// ground an Interaction on ball 1 (y = q₁ − r), the balls an Interaction
+// linking both (LagrangianLinearTIR y = q₂ − q₁ − 2r), NewtonImpactNSL(e) on each.
+Outcome run_siconos_two_balls(double e, double duration) {
+  Outcome o;
+  o.peer = "Siconos";
+  const auto wall0 = std::chrono::steady_clock::now();
+  SP::EventDriven sim;
+  SP::LagrangianLinearTIDS lower;
+  try {
+    auto make_ball = [&](double height) {
+      auto q0 = std::make_shared<SiconosVector>(1);
+      auto v0 = std::make_shared<SiconosVector>(1);
+      (*q0)(0) = height;
+      (*v0)(0) = 0.0;
+      auto mass = std::make_shared<SimpleMatrix>(1, 1);
+      (*mass)(0, 0) = kMass;
+      auto b = std::make_shared<LagrangianLinearTIDS>(q0, v0, mass);
+      auto weight = std::make_shared<SiconosVector>(1);
+      (*weight)(0) = -kMass * g;
+      b->setFExtPtr(weight);
+      return b;
+    };
+    lower = make_ball(kRadius + kDrop);
+    auto upper = make_ball(kRadius + kDrop + 2 * kRadius + kStackGap);
+    auto nsds = std::make_shared<NonSmoothDynamicalSystem>(0.0, duration);
+    nsds->insertDynamicalSystem(lower);
+    nsds->insertDynamicalSystem(upper);
+    auto H1 = std::make_shared<SimpleMatrix>(1, 1);
+    (*H1)(0, 0) = 1.0;
+    auto b1 = std::make_shared<SiconosVector>(1);
+    (*b1)(0) = -kRadius;
+    nsds->link(std::make_shared<Interaction>(std::make_shared<NewtonImpactNSL>(e),
+                                             std::make_shared<LagrangianLinearTIR>(H1, b1)),
+               lower);
+    auto H2 = std::make_shared<SimpleMatrix>(1, 2);
+    (*H2)(0, 0) = -1.0;
+    (*H2)(0, 1) = 1.0;
+    auto b2 = std::make_shared<SiconosVector>(1);
+    (*b2)(0) = -2 * kRadius;
+    nsds->link(std::make_shared<Interaction>(std::make_shared<NewtonImpactNSL>(e),
+                                             std::make_shared<LagrangianLinearTIR>(H2, b2)),
+               lower, upper);
+    auto td = std::make_shared<TimeDiscretisation>(0.0, duration / std::ceil(duration / kOutput));
+    sim = std::make_shared<EventDriven>(nsds, td);
+    sim->insertIntegrator(std::make_shared<LsodarOSI>());
+    sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_IMPACT);
+    sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_SMOOTH_ACC);
+    siconos_loop(*sim, o, wall0);
+  } catch (const std::exception& ex) {
+    o.status = std::string("threw at t = ") + (sim ? std::to_string(sim->startingTime()) : "set-up") + ": " + ex.what();
+  } catch (...) {
+    o.status = std::string("threw at t = ") + (sim ? std::to_string(sim->startingTime()) : "set-up") + " (not a std::exception)";
+  }
+  o.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  if (lower) {
+    o.gap = (*lower->q())(0) - kRadius;
+    o.speed = (*lower->velocity())(0);
+  }
+  return o;
+}
+
 // ---- report ------------------------------------------------------------------------------------
 std::string seconds(double x) {
   if (std::isnan(x)) return "–";
@@ -306,10 +442,13 @@ void report(const char* scene, const Outcome& o, const std::vector<double>& exac
 int main(int argc, char** argv) {
   double e = 0.9;
   int bounces = 44;
+  std::string only;  // --scene ball | block | two-balls: that one alone
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--e")) e = std::atof(argv[i + 1]);
     if (!std::strcmp(argv[i], "--bounces")) bounces = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--scene")) only = argv[i + 1];
   }
+  auto wanted = [&](const char* scene) { return only.empty() || only == scene; };
   const std::vector<double> exact = closed_form(e, 100000);
   const double t1 = std::sqrt(2 * kDrop / g), t_inf = t1 * (1 + e) / (1 - e);
   std::printf("ball (m = 1 kg, r = 0.1 m) dropped %.1f m, e = %.2f: t_inf = %.15g s\n\n", kDrop, e, t_inf);
@@ -325,6 +464,7 @@ int main(int argc, char** argv) {
   const std::size_t nb = static_cast<std::size_t>(bounces);
   const double t_bounce = exact[nb - 1] + 0.5 * (exact[nb] - exact[nb - 1]);
   const std::string scene = std::to_string(bounces) + " bounces";
+  if (wanted("ball")) {
   report(scene.c_str(), best_of_three([&] { return run_plume(ball, ball_q0, kRadius, e, t_bounce); }), exact, t_inf);
   report(scene.c_str(), best_of_three([&] { return run_plume(ball, ball_q0, kRadius, e, t_bounce, 0.0); }), exact, t_inf);
   report(scene.c_str(), best_of_three([&] { return run_siconos(e, t_bounce); }), exact, t_inf);
@@ -334,6 +474,7 @@ int main(int argc, char** argv) {
   report("into rest", best_of_three([&] { return run_plume(ball, ball_q0, kRadius, e, t_inf + 1.0, 0.0); }), exact, t_inf);
   report("into rest", best_of_three([&] { return run_siconos(e, t_inf + 1.0); }), exact, t_inf);
   report("into rest", best_of_three([&] { return run_siconos(e, t_inf + 1.0, 1e-10); }), exact, t_inf);
+  }
   // 3. The cube of cube.urdf dropped 1 cm, level (its impacts are the
   // ball's closed form) and tilted 0.2 rad onto an edge (no closed form
   // after the first impact: plume and Siconos against each other);
@@ -341,6 +482,7 @@ int main(int argc, char** argv) {
   const plume::Model cube = plume::urdf::load(std::string(PLUME_MODELS_DIR) + "/cube.urdf", lo);
   const double cube_drop = 0.01, cube_t1 = std::sqrt(2 * cube_drop / g);
   for (const double theta : {0.0, 0.2}) {
+    if (!wanted("block")) break;
     plume::VectorX q0 = plume::neutral_configuration(cube);
     q0(2) = 0.05 * (std::sin(theta) + std::cos(theta)) + cube_drop;
     q0.segment<4>(3) = Eigen::Quaterniond(Eigen::AngleAxisd(theta, Eigen::Vector3d::UnitX())).coeffs();
@@ -366,5 +508,13 @@ int main(int argc, char** argv) {
                 p.impacts.empty() ? std::nan("") : p.impacts[0] - cube_t1,
                 c.impacts.empty() ? std::nan("") : c.impacts[0] - cube_t1);
   }
+  // 4. Several bodies: two balls dropped stacked, against the closed form of
+  // their first 20 impacts (to halfway to the 21st).
+  if (!wanted("two-balls")) return 0;
+  const std::vector<double> two = two_balls_closed_form(e, 21);
+  const double t_two = 0.5 * (two[19] + two[20]);
+  const std::vector<double> two20(two.begin(), two.begin() + 20);
+  report("two balls stacked, 20 impacts", best_of_three([&] { return run_plume_two_balls(ball, e, t_two); }), two20, two[19]);
+  report("two balls stacked, 20 impacts", best_of_three([&] { return run_siconos_two_balls(e, t_two); }), two20, two[19]);
   return 0;
 }
