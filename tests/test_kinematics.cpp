@@ -50,6 +50,27 @@ TEST(Jacobians, TimesVelocityMatchesForwardKinematics) {
   }
 }
 
+TEST(Jacobians, WrittenIntoABlockOfALargerMatrix) {
+  // J may be a 6-row block of a taller matrix (outer stride > 6): every
+  // column lands in the block, the rows around it stay untouched.
+  for (const Model& m : kinematic_models()) {
+    SCOPED_TRACE(m.name());
+    Data d(m);
+    const VectorX q = random_configuration(m, 5);
+    for (int f = 0; f < static_cast<int>(m.frames().size()); ++f) {
+      for (ReferenceFrame r : kFrames) {
+        const Matrix6X J = frame_jacobian(m, d, q, f, r);
+        MatrixX big = MatrixX::Constant(10, m.nv(), 7.0);
+        Eigen::Ref<Matrix6X> block = big.middleRows(2, 6);
+        frame_jacobian(m, d, q, f, r, block);
+        EXPECT_EQ(big.middleRows(2, 6), J) << name(r) << " " << m.frames()[f].name;
+        EXPECT_TRUE((big.topRows(2).array() == 7.0).all());
+        EXPECT_TRUE((big.bottomRows(2).array() == 7.0).all());
+      }
+    }
+  }
+}
+
 TEST(Jacobians, PointAndFrameVelocitiesMatchFiniteDifferencesOfPositions) {
   for (const Model& m : kinematic_models()) {
     SCOPED_TRACE(m.name());

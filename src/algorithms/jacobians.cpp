@@ -18,13 +18,79 @@ PLUME_FLATTEN void support_kinematics(const Model& model, Data& data, const VecR
   }
 }
 
+// The columns of a target at world position p, written directly with world
+// axes: World (p = 0, about the world origin) or LocalWorldAligned (about p).
+// A column of a joint with world axis w through the body origin r is
+// [w; (r − p) × w]; a free-flyer's six are [Eᵀ 0; (r − p)× Eᵀ Eᵀ].
+PLUME_FLATTEN void fill_jacobian_world_axes(const Model& model, const Data& data, int body, const Vec3& p,
+                                            Eigen::Ref<Matrix6X> J) {
+  J.setZero();
+  double* Jd = J.data();
+  const Eigen::Index os = J.outerStride();
+  for (int i = body; i > 0; i = model.parent(i)) {
+    const Joint& j = model.joint(i);
+    const Mat3& E = data.X0[i].E();
+    const Vec3 d = data.X0[i].r() - p;
+    double* col = Jd + os * j.v_index;
+    switch (j.kind) {
+      case JointKind::RevoluteX:
+      case JointKind::RevoluteY:
+      case JointKind::RevoluteZ: {
+        const int A = static_cast<int>(j.kind) - static_cast<int>(JointKind::RevoluteX);
+        const double w0 = E(A, 0), w1 = E(A, 1), w2 = E(A, 2);
+        col[0] = w0;
+        col[1] = w1;
+        col[2] = w2;
+        col[3] = d[1] * w2 - d[2] * w1;
+        col[4] = d[2] * w0 - d[0] * w2;
+        col[5] = d[0] * w1 - d[1] * w0;
+        break;
+      }
+      case JointKind::FreeFlyer:
+        for (int k = 0; k < 3; ++k) {  // column k: the world axis w = row k of E
+          const double w0 = E(k, 0), w1 = E(k, 1), w2 = E(k, 2);
+          double* a = col + os * k;
+          a[0] = w0;
+          a[1] = w1;
+          a[2] = w2;
+          a[3] = d[1] * w2 - d[2] * w1;
+          a[4] = d[2] * w0 - d[0] * w2;
+          a[5] = d[0] * w1 - d[1] * w0;
+          double* b = col + os * (3 + k);
+          b[3] = w0;
+          b[4] = w1;
+          b[5] = w2;
+        }
+        break;
+      case JointKind::None: break;
+      default:
+        detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
+          using K = decltype(jk);
+          constexpr int nv = K::nv;
+          Eigen::Matrix<double, 6, nv> W;
+          K::world_subspace(E, data.X0[i].r(), detail::S_cols(data.S, j), W.data());
+          for (int k = 0; k < nv; ++k) {
+            Eigen::Map<Vec6> c(col + os * k);
+            c.head<3>() = W.col(k).template head<3>();
+            c.tail<3>() = W.col(k).template tail<3>() + W.col(k).template head<3>().cross(p);
+          }
+        });
+        break;
+    }
+  }
+}
+
 // Columns of the Jacobian of a target rigidly attached to `body`, whose
 // placement is X_t0 (world → target coordinates): the world columns X0⁻¹ S,
 // then moved to the requested reference.
 PLUME_FLATTEN void fill_jacobian(const Model& model, const Data& data, int body, const Transform& X_t0,
                                  ReferenceFrame ref, Eigen::Ref<Matrix6X> J) {
-  J.setZero();
   const Vec3& p = X_t0.r();  // target origin, world coordinates
+  if (ref != ReferenceFrame::Local) {
+    fill_jacobian_world_axes(model, data, body, ref == ReferenceFrame::World ? Vec3::Zero() : p, J);
+    return;
+  }
+  J.setZero();
   for (int i = body; i > 0; i = model.parent(i)) {
     const Joint& j = model.joint(i);
     detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
@@ -151,9 +217,16 @@ void body_jacobian(const Model& model, Data& data, const VecRef& q, int body, Re
 
 void frame_jacobian(const Model& model, Data& data, const VecRef& q, int frame, ReferenceFrame ref,
                     Eigen::Ref<Matrix6X> J) {
-  const int body = model.frames()[frame].body;
-  support_kinematics(model, data, q, body);
-  fill_jacobian(model, data, body, frame_X0(model, data, frame), ref, J);
+  const Frame& f = model.frames()[frame];
+  support_kinematics(model, data, q, f.body);
+  if (ref == ReferenceFrame::Local) {
+    fill_jacobian(model, data, f.body, frame_X0(model, data, frame), ref, J);
+    return;
+  }
+  // World axes: only the frame's origin is needed (World: the world origin).
+  const Transform& Xb = data.X0[f.body];
+  const Vec3 p = ref == ReferenceFrame::World ? Vec3::Zero() : Vec3(Xb.r() + Xb.E().transpose() * f.placement.r());
+  fill_jacobian_world_axes(model, data, f.body, p, J);
 }
 
 }  // namespace unchecked
