@@ -25,9 +25,8 @@ PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, c
       using K = decltype(jk);
       constexpr int nv = K::nv;
       K::position(j, model.Xtree(i), q + j.q_index, data.Xup[i], detail::S_cols(data.S, j));
-      detail::world_placement<K>(model, data, i);
+      const Vec3 rel = detail::world_placement<K>(model, data, i);
       const Mat3& E = data.X0[i].E();
-      const Vec3& rel = data.orel[i];
       const double* S = detail::S_cols(data.S, j);
       double* oS = detail::S_cols(data.oS, j);
       K::world_subspace(E, rel, S, oS);

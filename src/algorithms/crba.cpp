@@ -47,10 +47,10 @@ PLUME_FLATTEN const MatrixX& crba(const Model& model, Data& data, const VecRef& 
       } else {
         K::position(j, model.Xtree(i), q.data() + j.q_index, data.Xup[i], S);
       }
-      detail::world_placement<K>(model, data, i);
+      const Vec3 rel = detail::world_placement<K>(model, data, i);
       const Mat3& E = data.X0[i].E();
-      K::world_subspace(E, data.orel[i], S, detail::S_cols(data.oS, j));
-      data.oIc[i] = detail::world_inertia(model, i, E, data.orel[i]);
+      K::world_subspace(E, rel, S, detail::S_cols(data.oS, j));
+      data.oIc[i] = detail::world_inertia(model, i, E, rel);
     });
   }
   // Composite inertias, leaves to root.

@@ -387,9 +387,10 @@ PLUME_INLINE void body_placement(const Model& model, Data& data, const double* q
 /// relative position is accumulated along the tree (orel[i] = orel[λ] + t),
 /// never computed as a difference of large world positions. E0 = E_up E0_λ,
 /// and the one offset t = E0_λᵀ r_up moves both the world origin and orel.
-/// Call after K::position(i).
+/// Call after K::position(i). Returns orel[i] (use it rather than reloading
+/// it: the 16-byte loads of a vector just stored in pieces stall).
 template <class K>
-PLUME_INLINE void world_placement(const Model& model, Data& data, int i) {
+PLUME_INLINE Vec3 world_placement(const Model& model, Data& data, int i) {
   const int p = model.parent(i);
   const Transform& Xup = data.Xup[i];
   Transform& X0 = data.X0[i];
@@ -403,11 +404,13 @@ PLUME_INLINE void world_placement(const Model& model, Data& data, int i) {
     Vec3 t;
     for (int c = 0; c < 3; ++c) t[c] = sum_l(Ep(0, c) * ru[0], Ep(1, c) * ru[1], Ep(2, c) * ru[2]);
     X0.r() = X0p.r() + t;
-    data.orel[i] = data.orel[p] + t;
-  } else {
-    X0 = Xup;
-    data.orel[i].setZero();
+    const Vec3 rel = data.orel[p] + t;
+    data.orel[i] = rel;
+    return rel;
   }
+  X0 = Xup;
+  data.orel[i].setZero();
+  return Vec3::Zero();
 }
 
 /// F = I s = [Ī w + h × v; m v − h × w] for a rigid inertia I and s = [w; v]
@@ -453,7 +456,8 @@ PLUME_INLINE RigidInertia world_inertia(const Model& model, int i, const Mat3& E
   const __m128d R0 = _mm_unpacklo_pd(_mm_load_sd(e + 0), _mm_load_sd(e + 3));
   const __m128d R1 = _mm_unpacklo_pd(_mm_load_sd(e + 1), _mm_load_sd(e + 4));
   const __m128d R2 = _mm_unpacklo_pd(_mm_load_sd(e + 2), _mm_load_sd(e + 5));
-  const __m128d p01 = _mm_add_pd(_mm_loadu_pd(rel.data()),
+  // E and rel were just stored coefficient by coefficient: loaded the same way.
+  const __m128d p01 = _mm_add_pd(_mm_unpacklo_pd(_mm_load_sd(rel.data()), _mm_load_sd(rel.data() + 1)),
                                  _mm_add_pd(_mm_add_pd(_mm_mul_pd(R0, _mm_set1_pd(com[0])),
                                                        _mm_mul_pd(R1, _mm_set1_pd(com[1]))),
                                             _mm_mul_pd(R2, _mm_set1_pd(com[2]))));
@@ -466,7 +470,7 @@ PLUME_INLINE RigidInertia world_inertia(const Model& model, int i, const Mat3& E
   if (diagonal) {
     const __m128d d01 = _mm_unpacklo_pd(I0, _mm_unpackhi_pd(I1, I1));  // (Ic00, Ic11)
     for (int c = 0; c < 3; ++c) {
-      _mm_storeu_pd(T[c], _mm_mul_pd(d01, _mm_loadu_pd(e + 3 * c)));
+      _mm_storeu_pd(T[c], _mm_mul_pd(d01, _mm_unpacklo_pd(_mm_load_sd(e + 3 * c), _mm_load_sd(e + 3 * c + 1))));
       T[c][2] = ic[8] * e[2 + 3 * c];
     }
   } else {
@@ -477,12 +481,31 @@ PLUME_INLINE RigidInertia world_inertia(const Model& model, int i, const Mat3& E
       T[c][2] = sum_r(ic[2] * ec[0], ic[5] * ec[1], ic[8] * ec[2]);
     }
   }
+  __m128d x[3];  // rows 0 and 1 of column c
+  double z[3];   // row 2 of column c
   for (int c = 0; c < 3; ++c) {
-    const __m128d x = _mm_add_pd(_mm_add_pd(_mm_mul_pd(R0, _mm_set1_pd(T[c][0])), _mm_mul_pd(R1, _mm_set1_pd(T[c][1]))),
+    const __m128d y = _mm_add_pd(_mm_add_pd(_mm_mul_pd(R0, _mm_set1_pd(T[c][0])), _mm_mul_pd(R1, _mm_set1_pd(T[c][1]))),
                                  _mm_mul_pd(R2, _mm_set1_pd(T[c][2])));
-    _mm_storeu_pd(ib + 3 * c, _mm_sub_pd(x, _mm_mul_pd(mp01, _mm_set1_pd(p[c]))));
-    ib[2 + 3 * c] = sum_l(e[6] * T[c][0], e[7] * T[c][1], e[8] * T[c][2]) - m * p[2] * p[c];
+    x[c] = _mm_sub_pd(y, _mm_mul_pd(mp01, _mm_set1_pd(p[c])));
+    z[c] = sum_l(e[6] * T[c][0], e[7] * T[c][1], e[8] * T[c][2]) - m * p[2] * p[c];
   }
+  // + m |p|² on the diagonal (|p|² summed as Eigen's squaredNorm does), in
+  // registers; then stored as the pairs a copy of the 3×3 loads: a store of
+  // one coefficient followed by a 16-byte load over it cannot be forwarded
+  // (a stall of about a dozen cycles, three per body in CRBA's first pass).
+  const double mpp = m * ((p[0] * p[0] + p[1] * p[1]) + p[2] * p[2]);
+  const __m128d vpp = _mm_set_sd(mpp);
+  x[0] = _mm_add_sd(x[0], vpp);
+  x[1] = _mm_shuffle_pd(x[1], x[1], 1);
+  x[1] = _mm_add_sd(x[1], vpp);
+  x[1] = _mm_shuffle_pd(x[1], x[1], 1);
+  z[2] += mpp;
+  _mm_storeu_pd(ib + 0, x[0]);
+  _mm_storeu_pd(ib + 2, _mm_unpacklo_pd(_mm_set_sd(z[0]), x[1]));
+  _mm_storeu_pd(ib + 4, _mm_shuffle_pd(x[1], _mm_set_sd(z[1]), 1));
+  _mm_storeu_pd(ib + 6, x[2]);
+  ib[8] = z[2];
+  return RigidInertia(m, m * p, Ibar);
 #else
   for (int r = 0; r < 3; ++r) p[r] = rel[r] + sum_l(E(0, r) * com[0], E(1, r) * com[1], E(2, r) * com[2]);
   double T[3][3];  // T = Ic E, T[c] its column c
@@ -500,10 +523,10 @@ PLUME_INLINE RigidInertia world_inertia(const Model& model, int i, const Mat3& E
       Ibar(r, c) = sum_l(E(0, r) * T[c][0], E(1, r) * T[c][1], E(2, r) * T[c][2]) - m * p[r] * p[c];
     }
   }
-#endif
   const double pp = p.squaredNorm();
   for (int c = 0; c < 3; ++c) Ibar(c, c) += m * pp;
   return RigidInertia(m, m * p, Ibar);
+#endif
 }
 
 /// A −= X Yᵀ for 6×N matrices X, Y (a rank-N update, written out so that it

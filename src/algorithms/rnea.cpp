@@ -10,6 +10,31 @@ namespace {
 
 enum class Terms { All, NoAcceleration, GravityOnly };
 
+// f = I a + v ×* (I v) on scalars: the same operations as
+// inertia_times(I, a) + v.cross(inertia_times(I, v)), without the Force
+// temporaries assembled from two 3-vectors and added as 6-vectors (they went
+// through the stack with stores and loads of different widths, which the CPU
+// cannot forward: a stall of about a dozen cycles each).
+PLUME_INLINE void body_force(const RigidInertia& I, const Motion& a, const Motion& v, Force& f) {
+  double Ia[6], h[6];
+  detail::inertia_times(I, a.vector().data(), Ia);
+  detail::inertia_times(I, v.vector().data(), h);
+  const double* x = v.vector().data();  // [ω; v_lin]
+  const double c0 = (x[1] * h[2] - x[2] * h[1]) + (x[4] * h[5] - x[5] * h[4]);
+  const double c1 = (x[2] * h[0] - x[0] * h[2]) + (x[5] * h[3] - x[3] * h[5]);
+  const double c2 = (x[0] * h[1] - x[1] * h[0]) + (x[3] * h[4] - x[4] * h[3]);
+  const double c3 = x[1] * h[5] - x[2] * h[4];
+  const double c4 = x[2] * h[3] - x[0] * h[5];
+  const double c5 = x[0] * h[4] - x[1] * h[3];
+  double* o = f.vector().data();
+  o[0] = Ia[0] + c0;
+  o[1] = Ia[1] + c1;
+  o[2] = Ia[2] + c2;
+  o[3] = Ia[3] + c3;
+  o[4] = Ia[4] + c4;
+  o[5] = Ia[5] + c5;
+}
+
 // Forward pass: v_i = X v_λ + S q̇, a_i = X a_λ + S q̈ + cJ + v_i × S q̇ (with
 // a_0 = −g) and f_i = I a_i + v_i ×* I v_i; backward pass: τ_i = Sᵀ f_i,
 // f_λ += Xᵀ f_i. `fext` (world coordinates) may be null.
@@ -39,7 +64,7 @@ PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, 
         ai = K::up(j, X, data.a[p]) + K::cross_S(vi, S, qd);
         if constexpr (terms == Terms::All) K::add_S_mul(S, a + j.v_index, ai);
         if constexpr (K::has_bias) ai += K::bias(S, qd);
-        data.f[i] = detail::inertia_times(I, ai) + vi.cross(detail::inertia_times(I, vi));
+        body_force(I, ai, vi, data.f[i]);
       }
     });
     if (fext) {
