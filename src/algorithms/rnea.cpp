@@ -35,6 +35,73 @@ PLUME_INLINE void body_force(const RigidInertia& I, const Motion& a, const Motio
   o[5] = Ia[5] + c5;
 }
 
+/// The axis A of an axis-aligned revolute kernel, −1 for the other kinds.
+template <class K>
+inline constexpr int aligned_axis = -1;
+template <int A>
+inline constexpr int aligned_axis<detail::RevoluteAligned<A>> = A;
+
+// An axis-aligned revolute joint whose tree rotation is the identity, on
+// scalars straight into Data (detail::RevoluteAligned::up, up_transpose,
+// S_mul and cross_S, the same operations in the same order, the zero terms
+// of S q̇ and v × S q̇ still added): the Motion and Force temporaries they
+// returned were written coefficient by coefficient on the stack and read back
+// as pairs, which the CPU cannot forward from the stores.
+template <int A>
+struct AlignedRnea {
+  static constexpr int i1 = (A + 1) % 3;
+  static constexpr int i2 = (A + 2) % 3;
+  // y = Xup x.
+  static PLUME_INLINE void up(const Transform& X, const double* x, double* y) {
+    const double c = X.E()(i1, i1);
+    const double s = X.E()(i1, i2);
+    const Vec3& r = X.r();
+    const double u[3] = {x[3] - (r[1] * x[2] - r[2] * x[1]), x[4] - (r[2] * x[0] - r[0] * x[2]),
+                         x[5] - (r[0] * x[1] - r[1] * x[0])};
+    y[A] = x[A];
+    y[i1] = c * x[i1] + s * x[i2];
+    y[i2] = c * x[i2] - s * x[i1];
+    y[3 + A] = u[A];
+    y[3 + i1] = c * u[i1] + s * u[i2];
+    y[3 + i2] = c * u[i2] - s * u[i1];
+  }
+  // v_i = Xup v_λ + e_A q̇, a_i = Xup a_λ + v_i × e_A q̇ (+ e_A q̈).
+  template <bool with_acceleration>
+  static PLUME_INLINE void forward(const Transform& X, const double* vp, const double* ap, double qd, double qdd,
+                                   double* vi, double* ai) {
+    double y[6];
+    up(X, vp, y);
+    for (int k = 0; k < 6; ++k) vi[k] = y[k] + (k == A ? qd : 0.0);
+    up(X, ap, y);
+    double m[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    m[i1] = vi[i2] * qd;
+    m[i2] = -vi[i1] * qd;
+    m[3 + i1] = vi[3 + i2] * qd;
+    m[3 + i2] = -vi[3 + i1] * qd;
+    for (int k = 0; k < 6; ++k) ai[k] = y[k] + m[k];
+    if constexpr (with_acceleration) ai[A] += qdd;
+  }
+  // fp += Xupᵀ f.
+  static PLUME_INLINE void add_up_transpose(const Transform& X, const double* x, double* fp) {
+    const double c = X.E()(i1, i1);
+    const double s = X.E()(i1, i2);
+    const Vec3& r = X.r();
+    double n[3], l[3];
+    n[A] = x[A];
+    n[i1] = c * x[i1] - s * x[i2];
+    n[i2] = s * x[i1] + c * x[i2];
+    l[A] = x[3 + A];
+    l[i1] = c * x[3 + i1] - s * x[3 + i2];
+    l[i2] = s * x[3 + i1] + c * x[3 + i2];
+    fp[0] += n[0] + (r[1] * l[2] - r[2] * l[1]);
+    fp[1] += n[1] + (r[2] * l[0] - r[0] * l[2]);
+    fp[2] += n[2] + (r[0] * l[1] - r[1] * l[0]);
+    fp[3] += l[0];
+    fp[4] += l[1];
+    fp[5] += l[2];
+  }
+};
+
 // Forward pass: v_i = X v_λ + S q̇, a_i = X a_λ + S q̈ + cJ + v_i × S q̇ (with
 // a_0 = −g) and f_i = I a_i + v_i ×* I v_i; backward pass: τ_i = Sᵀ f_i,
 // f_λ += Xᵀ f_i. `fext` (world coordinates) may be null.
@@ -60,6 +127,16 @@ PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, 
         const double* qd = v + j.v_index;
         Motion& vi = data.v[i];
         Motion& ai = data.a[i];
+        if constexpr (aligned_axis<K> >= 0) {
+          if (j.tree_rotation_identity) {
+            constexpr bool all = terms == Terms::All;
+            AlignedRnea<aligned_axis<K>>::template forward<all>(
+                X, data.v[p].vector().data(), data.a[p].vector().data(), qd[0], all ? a[j.v_index] : 0.0,
+                vi.vector().data(), ai.vector().data());
+            body_force(I, ai, vi, data.f[i]);
+            return;
+          }
+        }
         vi = K::up(j, X, data.v[p]) + K::S_mul(S, qd);
         ai = K::up(j, X, data.a[p]) + K::cross_S(vi, S, qd);
         if constexpr (terms == Terms::All) K::add_S_mul(S, a + j.v_index, ai);
@@ -78,7 +155,15 @@ PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, 
     detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
       using K = decltype(jk);
       K::St_mul(detail::S_cols(data.S, j), data.f[i].vector(), tau + j.v_index);
-      if (p > 0) data.f[p] += K::up_transpose(j, data.Xup[i], data.f[i]);
+      if (p <= 0) return;
+      if constexpr (aligned_axis<K> >= 0) {
+        if (j.tree_rotation_identity) {
+          AlignedRnea<aligned_axis<K>>::add_up_transpose(data.Xup[i], data.f[i].vector().data(),
+                                                         data.f[p].vector().data());
+          return;
+        }
+      }
+      data.f[p] += K::up_transpose(j, data.Xup[i], data.f[i]);
     });
   }
 }
