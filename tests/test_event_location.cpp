@@ -299,7 +299,7 @@ TEST(EventLocation, RockingBlockImpactTimesAtTheDefaultsAgreeWithAHundredTimesTi
   // 1 cm onto one edge (μ = 1, e = 0.5) lands at √(2h/g) and rocks, each
   // impact two corners at once, with Zeno bounces of one edge in between. Its
   // first ten impact times at the defaults (abs_tol = rel_tol = 1e-10) and
-  // at 1e-12 agree to 1e-12 s. Measured: identical (and within 7.7e-15 s of
+  // at 1e-12 agree to 1e-12 s. Measured: identical (and within 5.7e-15 s of
   // a run at 1e-15); its flights are integrated
   // in the free-flyer's chart (sim/free_flyer_chart.hpp), where a body
   // spinning about a principal axis under gravity is a polynomial in t, so
@@ -316,7 +316,7 @@ TEST(EventLocation, RockingBlockImpactTimesAtTheDefaultsAgreeWithAHundredTimesTi
               defaults.size(), defaults[0], defaults[9], d);
   EXPECT_LE(d, 1e-12);
   // A flat box (0.16 × 0.1 × 0.06 m, three different moments) rocking on its
-  // long edge: the same (measured within 1.8e-15 s of a run at 1e-15;
+  // long edge: the same (measured within 6.3e-15 s of a run at 1e-15;
   // 6.0e-10 s before).
   const Vec3 flat(0.16, 0.1, 0.06);
   EXPECT_LE(first_ten_apart(box_impact_times(flat, tilt, 1e-10), box_impact_times(flat, tilt, 1e-12)), 1e-12);

@@ -7,7 +7,7 @@
 // t_k = t₁(1 + 2e + … + 2e^{k−1}), t₁ = √(2h/g), how the bounces end against
 // their accumulation point t∞ = t₁(1 + e)/(1 − e), events and wall time.
 //
-//   peer_siconos [--e 0.9] [--bounces 44] [--scene ball|block|two-balls]
+//   peer_siconos [--e 0.9] [--bounces 44] [--scene ball|block|block-on-block|two-balls]
 //
 // Siconos is set up from its documented C++ API: the ball as a
 // LagrangianLinearTIDS (q = height of its centre, mass matrix m, constant
@@ -268,6 +268,152 @@ Outcome run_siconos_block(double e, double theta0, double drop, double duration)
   return o;
 }
 
+// ---- a block on a block (several bodies, several contacts at once) -----------------------------
+// A corner (cx, cy) of the upper block (body frame) against the top face of
+// the lower one, q = (x₁, y₁, θ₁, x₂, y₂, θ₂): with d = p₂ + R(θ₂)(cx, cy) − p₁
+// and the lower block's up axis n = (−sin θ₁, cos θ₁), h = n·d − a.
+class StackedCornerRelation : public LagrangianScleronomousR {
+ public:
+  StackedCornerRelation(double cx, double cy, double a) : cx_(cx), cy_(cy), a_(a) {
+    _jachq = std::make_shared<SimpleMatrix>(1, 6);
+    _dotjachq = std::make_shared<SimpleMatrix>(1, 6);
+  }
+  void computeh(const BlockVector& q, BlockVector&, SiconosVector& y) override {
+    const Geometry G(q, cx_, cy_);
+    y(0) = -G.s1 * G.dx + G.c1 * G.dy - a_;
+  }
+  void computeJachq(const BlockVector& q, BlockVector&) override {
+    const Geometry G(q, cx_, cy_);
+    const double row[6] = {G.s1, -G.c1, -G.c1 * G.dx - G.s1 * G.dy, -G.s1, G.c1, G.s1 * G.ry + G.c1 * G.rx};
+    for (int k = 0; k < 6; ++k) _jachq->setValue(0, k, row[k]);
+  }
+  void computeDotJachq(const BlockVector& q, BlockVector&, const BlockVector& qdot) override {
+    const Geometry G(q, cx_, cy_);
+    const double w1 = qdot.getValue(2), w2 = qdot.getValue(5);
+    // ḋ = ṗ₂ − ṗ₁ + ω₂ × r, r = R(θ₂)(cx, cy); ṙ = ω₂ (−r_y, r_x).
+    const double ddx = qdot.getValue(3) - qdot.getValue(0) - w2 * G.ry;
+    const double ddy = qdot.getValue(4) - qdot.getValue(1) + w2 * G.rx;
+    const double row[6] = {G.c1 * w1, G.s1 * w1,
+                           G.s1 * w1 * G.dx - G.c1 * ddx - G.c1 * w1 * G.dy - G.s1 * ddy,
+                           -G.c1 * w1, -G.s1 * w1,
+                           G.c1 * w1 * G.ry + G.s1 * w2 * G.rx - G.s1 * w1 * G.rx - G.c1 * w2 * G.ry};
+    for (int k = 0; k < 6; ++k) _dotjachq->setValue(0, k, row[k]);
+  }
+
+ private:
+  struct Geometry {
+    double s1, c1, rx, ry, dx, dy;
+    Geometry(const BlockVector& q, double cx, double cy) {
+      s1 = std::sin(q.getValue(2));
+      c1 = std::cos(q.getValue(2));
+      const double s2 = std::sin(q.getValue(5)), c2 = std::cos(q.getValue(5));
+      rx = cx * c2 - cy * s2;
+      ry = cx * s2 + cy * c2;
+      dx = q.getValue(3) + rx - q.getValue(0);
+      dy = q.getValue(4) + ry - q.getValue(1);
+    }
+  };
+  double cx_, cy_, a_;
+};
+
+// Two cubes of cube.urdf as planar blocks: the lower one resting on the
+// ground, the upper one tilted θ0 with its lowest corner `drop` above the
+// lower one's top face; frictionless, the same e everywhere.
+Outcome run_siconos_block_on_block(double e, double theta0, double drop, double duration) {
+  constexpr double a = 0.05, m = 1.0, inertia = m * 4 * a * a / 6;
+  Outcome o;
+  o.peer = "Siconos";
+  const auto wall0 = std::chrono::steady_clock::now();
+  SP::EventDriven sim;
+  SP::LagrangianLinearTIDS upper;
+  try {
+    auto make_block = [&](double y, double theta) {
+      auto q0 = std::make_shared<SiconosVector>(3);
+      auto v0 = std::make_shared<SiconosVector>(3);
+      (*q0)(0) = 0.0;
+      (*q0)(1) = y;
+      (*q0)(2) = theta;
+      v0->zero();
+      auto mass = std::make_shared<SimpleMatrix>(3, 3);
+      mass->zero();
+      (*mass)(0, 0) = m;
+      (*mass)(1, 1) = m;
+      (*mass)(2, 2) = inertia;
+      auto b = std::make_shared<LagrangianLinearTIDS>(q0, v0, mass);
+      auto weight = std::make_shared<SiconosVector>(3);
+      weight->zero();
+      (*weight)(1) = -m * g;
+      b->setFExtPtr(weight);
+      return b;
+    };
+    auto lower = make_block(a, 0.0);
+    upper = make_block(3 * a + a * (std::sin(theta0) + std::cos(theta0) - 1) + drop, theta0);
+    auto nsds = std::make_shared<NonSmoothDynamicalSystem>(0.0, duration);
+    nsds->insertDynamicalSystem(lower);
+    nsds->insertDynamicalSystem(upper);
+    for (const double cx : {-a, a}) {
+      nsds->link(std::make_shared<Interaction>(std::make_shared<NewtonImpactNSL>(e), std::make_shared<CornerRelation>(cx, -a)),
+                 lower);
+      nsds->link(std::make_shared<Interaction>(std::make_shared<NewtonImpactNSL>(e),
+                                               std::make_shared<StackedCornerRelation>(cx, -a, a)),
+                 lower, upper);
+    }
+    auto td = std::make_shared<TimeDiscretisation>(0.0, duration / std::ceil(duration / kOutput));
+    sim = std::make_shared<EventDriven>(nsds, td);
+    sim->insertIntegrator(std::make_shared<LsodarOSI>());
+    sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_IMPACT);
+    sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_SMOOTH_ACC);
+    siconos_loop(*sim, o, wall0);
+  } catch (const std::exception& ex) {
+    o.status = std::string("threw at t = ") + (sim ? std::to_string(sim->startingTime()) : "set-up") + ": " + ex.what();
+  } catch (...) {
+    o.status = std::string("threw at t = ") + (sim ? std::to_string(sim->startingTime()) : "set-up") + " (not a std::exception)";
+  }
+  o.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  // Siconos reports the lower block's resting corners as a non-smooth event
+  // at t = 0: not an impact of the drop.
+  while (!o.impacts.empty() && o.impacts.front() <= 0.0) o.impacts.erase(o.impacts.begin());
+  if (upper) {
+    o.gap = (*upper->q())(1) - 3 * a;
+    o.speed = (*upper->velocity())(1);
+  }
+  return o;
+}
+
+Outcome run_plume_block_on_block(const plume::Model& cube, double e, double theta0, double drop, double duration) {
+  constexpr double a = 0.05;
+  Outcome o;
+  o.peer = "plume";
+  const auto wall0 = std::chrono::steady_clock::now();
+  plume::WorldBuilder wb;
+  plume::VectorX q1 = plume::neutral_configuration(cube), q2 = q1;
+  q1(2) = a;
+  q2(2) = 3 * a + a * (std::sin(theta0) + std::cos(theta0) - 1) + drop;
+  q2.segment<4>(3) = Eigen::Quaterniond(Eigen::AngleAxisd(theta0, Eigen::Vector3d::UnitX())).coeffs();
+  wb.add_model("lower", cube, q1);
+  wb.add_model("upper", cube, q2);
+  wb.add_environment(plume::ground_plane());
+  plume::ContactParameters cp;
+  cp.mu = 0.0;
+  cp.restitution = e;
+  wb.set_default_contact(cp);
+  plume::SimulationOptions so;
+  so.duration = duration;
+  so.output_rate = 1.0 / kOutput;
+  plume::Simulator sim(wb.build(), so);
+  ImpactLog log(o);
+  const plume::SimulationResult r = sim.run(&log);
+  o.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  if (r.status != plume::SimulationStatus::Finished) o.status = std::string(plume::to_string(r.status)) + ": " + r.message;
+  if (r.statistics.fallbacks > 0) {
+    o.status += ", " + std::to_string(r.statistics.fallbacks) + " velocity-level fallback windows, " +
+                std::to_string(r.statistics.lcp_solves) + " LCP solves";
+  }
+  o.gap = sim.q()(7 + 2) - 3 * a;
+  o.speed = sim.v()(6 + 5);
+  return o;
+}
+
 // ---- two balls dropped stacked (several bodies) -----------------------------------------------
 // Ball 1 (1 kg, r = 0.1 m) with its bottom 1 m above the ground, ball 2
 // straight above it with a 0.5 m gap, both released at rest; Newton's law
@@ -442,7 +588,7 @@ void report(const char* scene, const Outcome& o, const std::vector<double>& exac
 int main(int argc, char** argv) {
   double e = 0.9;
   int bounces = 44;
-  std::string only;  // --scene ball | block | two-balls: that one alone
+  std::string only;  // --scene ball | block | block-on-block | two-balls: that one alone
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--e")) e = std::atof(argv[i + 1]);
     if (!std::strcmp(argv[i], "--bounces")) bounces = std::atoi(argv[i + 1]);
@@ -510,6 +656,27 @@ int main(int argc, char** argv) {
   }
   // 4. Several bodies: two balls dropped stacked, against the closed form of
   // their first 20 impacts (to halfway to the 21st).
+  // 5. A block on a block: level (the upper block's impacts follow the
+  // ball's closed form for a 1 cm drop, the lower one staying put) and tilted
+  // 0.2 rad (plume and Siconos against each other).
+  for (const double theta : {0.0, 0.2}) {
+    if (!wanted("block-on-block")) break;
+    const Outcome p = best_of_three([&] { return run_plume_block_on_block(cube, e, theta, cube_drop, 1.0); });
+    const Outcome c = best_of_three([&] { return run_siconos_block_on_block(e, theta, cube_drop, 1.0); });
+    std::vector<double> reference;
+    double t_end = cube_t1 * (1 + e) / (1 - e);
+    if (theta == 0.0) {
+      for (double tk = cube_t1, step = 2 * e * cube_t1; reference.size() < 100000; tk += step, step *= e) reference.push_back(tk);
+    } else {
+      for (double tk : p.impacts) {
+        if (!(tk > p.rest)) reference.push_back(tk);
+      }
+      t_end = p.rest;
+    }
+    const std::string name = theta == 0.0 ? "block on a block, level" : "block on a block, tilted (vs plume)";
+    report(name.c_str(), p, reference, t_end);
+    report(name.c_str(), c, reference, t_end);
+  }
   if (!wanted("two-balls")) return 0;
   const std::vector<double> two = two_balls_closed_form(e, 21);
   const double t_two = 0.5 * (two[19] + two[20]);

@@ -37,7 +37,11 @@ EventDrivenCore::EventDrivenCore(World w, const SimulationOptions& o)
   a0 = VectorX::Zero(m.nv());
   x = VectorX::Zero(m.nv());
   stepper = make_dense_stepper(opt.integrator, opt.abs_tol, opt.rel_tol, opt.max_step);
-  if (FreeFlyerChart::applies_to(m)) stepper = std::make_unique<FreeFlyerChart>(std::move(stepper), m);
+  if (FreeFlyerChart::applies_to(m)) {
+    auto charted = std::make_unique<FreeFlyerChart>(std::move(stepper), m);
+    chart = charted.get();
+    stepper = std::move(charted);
+  }
   if (opt.sensitivity) sens = std::make_unique<Sensitivity>(m);
 }
 
@@ -271,6 +275,9 @@ void EventDrivenCore::restart_stepper(double dt) {
   y << q, v;
   double h = std::clamp(dt, opt.min_step, opt.max_step);
   if (next_sample > t) h = std::min(h, next_sample - t);  // land on the controller's next sample
+  // The chart only in free flight: with touching contacts (constrained
+  // dynamics, projections) free-flyers are integrated as before.
+  if (chart) chart->set_active(current.empty());
   stepper->initialize(y, t, h);
   rhs_fn = [this](const VectorX& yy, VectorX& dy, double tt) { rhs(yy, dy, tt); };
 }

@@ -113,6 +113,7 @@ struct EventDrivenCore {
   bool initialised = false;
   SimulationStatistics stats;
   std::unique_ptr<DenseStepper> stepper;
+  class FreeFlyerChart* chart = nullptr;  // the stepper, when it integrates free-flyers in their chart
   std::function<void(const VectorX&, VectorX&, double)> rhs_fn;
   Recorder* rec = nullptr;
 

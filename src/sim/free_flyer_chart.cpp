@@ -68,12 +68,17 @@ bool FreeFlyerChart::applies_to(const Model& model) {
 
 void FreeFlyerChart::initialize(const VectorX& y, double t, double dt) {
   current_ = y;
+  active_ = next_active_;
   rebase(t, dt);
 }
 
 void FreeFlyerChart::rebase(double t, double dt) {
   base_ = current_.head(nq_);
   z_ = current_;
+  if (!active_) {
+    inner_->initialize(z_, t, dt);
+    return;
+  }
   for (FreeFlyerJoint& j : joints_) {
     const Eigen::Quaterniond rb(base_(j.q + 6), base_(j.q + 3), base_(j.q + 4), base_(j.q + 5));
     j.base_rotation = rb.normalized().toRotationMatrix();
@@ -87,6 +92,7 @@ void FreeFlyerChart::rebase(double t, double dt) {
 //     (v-part: ω in the body, u = exp(δθ) v_lin in the base frame; other joints as v)
 void FreeFlyerChart::to_state(const VectorX& z, VectorX& y) const {
   y = z;
+  if (!active_) return;
   for (const FreeFlyerJoint& j : joints_) {
     const Vec3 dp = z.segment<3>(j.q);
     const Vec3 dth = z.segment<3>(j.q + 3);
@@ -107,6 +113,7 @@ void FreeFlyerChart::chart_rhs(const VectorX& z, VectorX& dz, double t) {
   to_state(z, y_);
   (*outer_)(y_, dy_, t);
   dz = dy_;
+  if (!active_) return;
   for (const FreeFlyerJoint& j : joints_) {
     const Vec3 dth = z.segment<3>(j.q + 3);
     const Mat3 E = rotation_exp(dth).toRotationMatrix();
@@ -124,6 +131,7 @@ std::pair<double, double> FreeFlyerChart::do_step(OdeSystem& system) {
   // A long flight without restarts: move the base before the chart's angle
   // nears π (the inverse Jacobian's singularity at 2π).
   for (const FreeFlyerJoint& j : joints_) {
+    if (!active_) break;
     if (inner_->current_state().segment<3>(j.q + 3).squaredNorm() > kRebaseAngle * kRebaseAngle) {
       rebase(inner_->current_time(), inner_->current_time_step());
       break;

@@ -14,6 +14,8 @@
 // (rotating with the body) carried an error of the order of the tolerance.
 // Outside, the stepper looks as before: states are (q, v) with unit
 // quaternions, equal to the state handed to initialize() at its time.
+// The event-driven scheme uses the chart only while no contact touches
+// (free flight); with touching contacts it integrates (q, v) as before.
 #include <memory>
 #include <utility>
 #include <vector>
@@ -28,6 +30,8 @@ class FreeFlyerChart final : public DenseStepper {
   FreeFlyerChart(std::unique_ptr<DenseStepper> inner, const Model& model);
   /// Whether the model has a free-flyer joint (otherwise the chart is the identity).
   static bool applies_to(const Model& model);
+  /// From the next initialize() on: the chart (true) or the plain (q, v) state (false).
+  void set_active(bool active) { next_active_ = active; }
 
   void initialize(const VectorX& y, double t, double dt) override;
   std::pair<double, double> do_step(OdeSystem& system) override;
@@ -53,6 +57,7 @@ class FreeFlyerChart final : public DenseStepper {
   VectorX base_, z_, current_, y_, dy_;
   OdeSystem inner_system_;
   OdeSystem* outer_ = nullptr;
+  bool active_ = true, next_active_ = true;
 };
 
 }  // namespace plume::detail

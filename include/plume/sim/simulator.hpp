@@ -43,7 +43,8 @@
 /// impact) — the rule of the time-stepping scheme too. So bouncing ends in
 /// finite time; a run never loops forever on events
 /// (SimulationOptions::max_events).
-/// Event-driven, a free-flyer is integrated in a local chart of its
+/// Event-driven, in free flight (no contact touching) a free-flyer is
+/// integrated in a local chart of its
 /// configuration at the stepper's last restart (R = R_b exp(δθ), the linear
 /// velocity in the base frame), so that a flight under gravity with a
 /// constant angular velocity is a polynomial in t, followed to round-off
