@@ -128,6 +128,30 @@ void siconos_loop(EventDriven& sim, Outcome& o, std::chrono::steady_clock::time_
   }
 }
 
+// The event-driven simulation of `nsds` as every scene here runs it: LSODAR
+// (at rtol = atol = tol when tol > 0, else its defaults), the impact LCP and
+// the acceleration LCP, output every kOutput (a step that divides the
+// duration, so that the run ends at it); then siconos_loop. `sim` is set
+// before anything can throw, so that a throw can say when it happened.
+void run_event_driven(const SP::NonSmoothDynamicalSystem& nsds, double duration, double tol, SP::EventDriven& sim,
+                      Outcome& o, std::chrono::steady_clock::time_point wall0) {
+  auto td = std::make_shared<TimeDiscretisation>(0.0, duration / std::ceil(duration / kOutput));
+  sim = std::make_shared<EventDriven>(nsds, td);
+  auto osi = std::make_shared<LsodarOSI>();
+  if (tol > 0) osi->setTol(1, tol, tol);  // itol = 1: scalar rtol and atol
+  sim->insertIntegrator(osi);
+  sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_IMPACT);
+  sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_SMOOTH_ACC);
+  siconos_loop(*sim, o, wall0);
+}
+
+// A Siconos throw as the outcome's status: when (the simulation's time, or
+// "set-up") and what (Siconos often throws a bare std::exception).
+void record_throw(Outcome& o, const SP::EventDriven& sim, const char* what) {
+  o.status = std::string("threw at t = ") + (sim ? std::to_string(sim->startingTime()) : "set-up") +
+             (what ? std::string(": ") + what : std::string(" (not a std::exception)"));
+}
+
 // tol > 0: LSODAR at rtol = atol = tol (plume's abs_tol = rel_tol) instead
 // of its defaults.
 Outcome run_siconos(double e, double duration, double tol = 0.0) {
@@ -163,19 +187,11 @@ Outcome run_siconos(double e, double duration, double tol = 0.0) {
     auto nsds = std::make_shared<NonSmoothDynamicalSystem>(0.0, duration);
     nsds->insertDynamicalSystem(ball);
     nsds->link(contact, ball);
-    // A step that divides the duration, so that the run ends at it.
-    auto td = std::make_shared<TimeDiscretisation>(0.0, duration / std::ceil(duration / kOutput));
-    sim = std::make_shared<EventDriven>(nsds, td);
-    auto osi = std::make_shared<LsodarOSI>();
-    if (tol > 0) osi->setTol(1, tol, tol);  // itol = 1: scalar rtol and atol
-    sim->insertIntegrator(osi);
-    sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_IMPACT);
-    sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_SMOOTH_ACC);
-    siconos_loop(*sim, o, wall0);
+    run_event_driven(nsds, duration, tol, sim, o, wall0);
   } catch (const std::exception& ex) {
-    o.status = std::string("threw at t = ") + (sim ? std::to_string(sim->startingTime()) : "set-up") + ": " + ex.what();
+    record_throw(o, sim, ex.what());
   } catch (...) {
-    o.status = std::string("threw at t = ") + (sim ? std::to_string(sim->startingTime()) : "set-up") + " (not a std::exception)";
+    record_throw(o, sim, nullptr);
   }
   o.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   if (ball) {
@@ -249,16 +265,11 @@ Outcome run_siconos_block(double e, double theta0, double drop, double duration)
                                                    std::make_shared<CornerRelation>(cx, -a));
       nsds->link(contact, block);
     }
-    auto td = std::make_shared<TimeDiscretisation>(0.0, duration / std::ceil(duration / kOutput));
-    sim = std::make_shared<EventDriven>(nsds, td);
-    sim->insertIntegrator(std::make_shared<LsodarOSI>());
-    sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_IMPACT);
-    sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_SMOOTH_ACC);
-    siconos_loop(*sim, o, wall0);
+    run_event_driven(nsds, duration, 0.0, sim, o, wall0);
   } catch (const std::exception& ex) {
-    o.status = std::string("threw at t = ") + (sim ? std::to_string(sim->startingTime()) : "set-up") + ": " + ex.what();
+    record_throw(o, sim, ex.what());
   } catch (...) {
-    o.status = std::string("threw at t = ") + (sim ? std::to_string(sim->startingTime()) : "set-up") + " (not a std::exception)";
+    record_throw(o, sim, nullptr);
   }
   o.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   if (block) {
@@ -358,16 +369,11 @@ Outcome run_siconos_block_on_block(double e, double theta0, double drop, double 
                                                std::make_shared<StackedCornerRelation>(cx, -a, a)),
                  lower, upper);
     }
-    auto td = std::make_shared<TimeDiscretisation>(0.0, duration / std::ceil(duration / kOutput));
-    sim = std::make_shared<EventDriven>(nsds, td);
-    sim->insertIntegrator(std::make_shared<LsodarOSI>());
-    sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_IMPACT);
-    sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_SMOOTH_ACC);
-    siconos_loop(*sim, o, wall0);
+    run_event_driven(nsds, duration, 0.0, sim, o, wall0);
   } catch (const std::exception& ex) {
-    o.status = std::string("threw at t = ") + (sim ? std::to_string(sim->startingTime()) : "set-up") + ": " + ex.what();
+    record_throw(o, sim, ex.what());
   } catch (...) {
-    o.status = std::string("threw at t = ") + (sim ? std::to_string(sim->startingTime()) : "set-up") + " (not a std::exception)";
+    record_throw(o, sim, nullptr);
   }
   o.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   // Siconos reports the lower block's resting corners as a non-smooth event
@@ -529,16 +535,11 @@ Outcome run_siconos_two_balls(double e, double duration) {
     nsds->link(std::make_shared<Interaction>(std::make_shared<NewtonImpactNSL>(e),
                                              std::make_shared<LagrangianLinearTIR>(H2, b2)),
                lower, upper);
-    auto td = std::make_shared<TimeDiscretisation>(0.0, duration / std::ceil(duration / kOutput));
-    sim = std::make_shared<EventDriven>(nsds, td);
-    sim->insertIntegrator(std::make_shared<LsodarOSI>());
-    sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_IMPACT);
-    sim->insertNonSmoothProblem(std::make_shared<LCP>(), SICONOS_OSNSP_ED_SMOOTH_ACC);
-    siconos_loop(*sim, o, wall0);
+    run_event_driven(nsds, duration, 0.0, sim, o, wall0);
   } catch (const std::exception& ex) {
-    o.status = std::string("threw at t = ") + (sim ? std::to_string(sim->startingTime()) : "set-up") + ": " + ex.what();
+    record_throw(o, sim, ex.what());
   } catch (...) {
-    o.status = std::string("threw at t = ") + (sim ? std::to_string(sim->startingTime()) : "set-up") + " (not a std::exception)";
+    record_throw(o, sim, nullptr);
   }
   o.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   if (lower) {
