@@ -68,6 +68,8 @@ TEST(Allocation, NoneInTheDynamicsAlgorithms) {
     VectorX x = random_vector(g, m.nv());
     VectorX qdot(m.nq());
     MatrixX X = MatrixX::Random(m.nv(), 4);
+    MatrixX Xr = MatrixX::Random(5, m.nv());
+    MatrixX Hinv(m.nv(), m.nv());
     Matrix6X J(6, m.nv());
     Matrix3X Jp(3, m.nv());
     std::vector<Force> fext(m.nbodies(), Force(Vec3(1, 2, 3), Vec3(4, 5, 6)));
@@ -90,6 +92,8 @@ TEST(Allocation, NoneInTheDynamicsAlgorithms) {
       ltdl_solve(m, d, x);
       ltdl_solve_columns(m, d, X);
       ltdl_solve_Lt(m, d, X);
+      ltdl_solve_rows(m, d, Xr);
+      ltdl_inverse(m, d, Hinv);
       frame_jacobian(m, d, q, frame, ReferenceFrame::LocalWorldAligned, J);
       body_jacobian(m, d, q, body, ReferenceFrame::World, J);
       point_jacobian(m, d, q, body, Vec3(0.1, 0.2, 0.3), ReferenceFrame::LocalWorldAligned, Jp);

@@ -163,6 +163,22 @@ TEST(Ltdl, FactorReconstructsHAndSolvesLikeDenseCholesky) {
     const MatrixX dense = L.transpose().triangularView<Eigen::Upper>().solve(MatrixX(Kt.transpose()));
     EXPECT_TRUE(rows_solved.transpose().isApprox(dense, 1e-12)) << rows_solved.transpose() - dense;
     EXPECT_TRUE(rows_solved.row(0).isZero(0.0));
+    // The other half and the whole solve in row form, and H⁻¹ from the
+    // factor, against a dense triangular solve and a dense inverse.
+    MatrixX Xt = MatrixX::Random(5, n);
+    MatrixX half = Xt;
+    ltdl_solve_L_rows(m, d, half);
+    const MatrixX dense_half = L.triangularView<Eigen::UnitLower>().solve(MatrixX(Xt.transpose()));
+    EXPECT_TRUE(half.transpose().isApprox(dense_half, 1e-12));
+    MatrixX whole = Xt;
+    ltdl_solve_rows(m, d, whole);
+    EXPECT_TRUE(whole.transpose().isApprox(H.llt().solve(MatrixX(Xt.transpose())), 1e-10));
+    MatrixX Hinv(n, n);
+    ltdl_inverse(m, d, Hinv);
+    const MatrixX dense_inverse = H.llt().solve(MatrixX::Identity(n, n));
+    EXPECT_TRUE(Hinv.isApprox(dense_inverse, 1e-10)) << (Hinv - dense_inverse).cwiseAbs().maxCoeff();
+    EXPECT_TRUE(Hinv == Hinv.transpose());
+    EXPECT_LT((H * Hinv - MatrixX::Identity(n, n)).cwiseAbs().maxCoeff(), 1e-9 * std::max(1.0, H.norm()));
   }
 }
 

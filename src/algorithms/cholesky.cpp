@@ -142,6 +142,64 @@ void ltdl_solve_Lt_rows(const Model& model, const Data& data, Eigen::Ref<MatrixX
   }
 }
 
+void ltdl_solve_L_rows(const Model& model, const Data& data, Eigen::Ref<MatrixX> Xt) {
+  // Root first: column i of Xt takes its ancestors' final columns.
+  const RowMatrixX& A = data.LD;
+  const Eigen::Index rows = Xt.rows(), stride = Xt.outerStride();
+  double* X = Xt.data();
+  for (int i = 0; i < model.nv(); ++i) {
+    double* xi = X + i * stride;
+    const double* Ai = A.data() + static_cast<Eigen::Index>(i) * A.cols();
+    for (int e = model.dof_parent(i); e >= 0;) {
+      const int s = model.dof_run_start(e);
+      for (int j = s; j <= e; ++j) {
+        const double a = Ai[j];
+        const double* xj = X + j * stride;
+        for (Eigen::Index r = 0; r < rows; ++r) xi[r] -= a * xj[r];
+      }
+      e = model.dof_parent(s);
+    }
+  }
+}
+
+void ltdl_solve_rows(const Model& model, const Data& data, Eigen::Ref<MatrixX> Xt) {
+  ltdl_solve_Lt_rows(model, data, Xt);
+  for (int i = 0; i < model.nv(); ++i) Xt.col(i) *= 1.0 / data.LD(i, i);
+  ltdl_solve_L_rows(model, data, Xt);
+}
+
+void ltdl_inverse(const Model& model, const Data& data, Eigen::Ref<MatrixX> Hinv) {
+  // Row r of Hinv is the solve for e_r (H⁻¹ is symmetric). After L⁻ᵀ and
+  // D⁻¹, column i is nonzero on the rows of i's subtree only (a contiguous
+  // range from i on, in depth-first numbering), which ltdl_solve_Lt_rows
+  // skips past. The L⁻¹ half forms the rows r ≥ i of column i only: they
+  // need the rows r ≥ i of the ancestors' columns j < i, all formed before;
+  // the upper triangle is mirrored at the end.
+  const int n = model.nv();
+  Hinv.setIdentity();
+  ltdl_solve_Lt_rows(model, data, Hinv);
+  for (int i = 0; i < n; ++i) Hinv.col(i) *= 1.0 / data.LD(i, i);
+  const RowMatrixX& A = data.LD;
+  const Eigen::Index stride = Hinv.outerStride();
+  double* X = Hinv.data();
+  for (int i = 0; i < n; ++i) {
+    double* xi = X + i * stride;
+    const double* Ai = A.data() + static_cast<Eigen::Index>(i) * A.cols();
+    for (int e = model.dof_parent(i); e >= 0;) {
+      const int s = model.dof_run_start(e);
+      for (int j = s; j <= e; ++j) {
+        const double a = Ai[j];
+        const double* xj = X + j * stride;
+        for (Eigen::Index r = i; r < n; ++r) xi[r] -= a * xj[r];
+      }
+      e = model.dof_parent(s);
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    for (int r = i + 1; r < n; ++r) X[r * stride + i] = X[i * stride + r];
+  }
+}
+
 void ltdl_solve_L(const Model& model, const Data& data, Eigen::Ref<MatrixX> X) {
   for (Eigen::Index c = 0; c < X.cols(); ++c) solve_L(model, data.LD, X.col(c).data());
 }

@@ -251,15 +251,15 @@ void aba_derivatives(const Model& model, Data& data, const VecRef& q, const VecR
   unchecked::aba(model, data, q, v, tau);
   rnea_derivative_passes(model, data, q.data(), v.data(), data.ddq.data());
   unchecked::ltdl(model, data);
-  // ∂q̈/∂x = −H⁻¹ ∂τ/∂x at q̈ (differentiate H q̈ + C = τ).
-  // H⁻¹ = L⁻¹ D⁻¹ L⁻ᵀ = Zᵀ Z with Z = D^-½ L⁻ᵀ (ddq_dq holds Z for a moment).
-  MatrixX& Z = data.ddq_dq;
-  Z.setIdentity();
-  ltdl_solve_Lt(model, data, Z);
-  for (int i = 0; i < model.nv(); ++i) Z.row(i) *= 1.0 / std::sqrt(data.LD(i, i));
-  data.Minv.noalias() = Z.transpose() * Z;
-  data.ddq_dq.noalias() = -data.Minv * data.dtau_dq;
-  data.ddq_dv.noalias() = -data.Minv * data.dtau_dv;
+  // ∂q̈/∂x = −H⁻¹ ∂τ/∂x at q̈ (differentiate H q̈ + C = τ): sparse solves on
+  // the rows of (∂τ/∂x)ᵀ with the factor of H, and H⁻¹ itself.
+  ltdl_inverse(model, data, data.Minv);
+  data.ddq_dq = -data.dtau_dq.transpose();
+  data.ddq_dv = -data.dtau_dv.transpose();
+  ltdl_solve_rows(model, data, data.ddq_dq);
+  ltdl_solve_rows(model, data, data.ddq_dv);
+  data.ddq_dq.transposeInPlace();
+  data.ddq_dv.transposeInPlace();
 }
 
 }  // namespace unchecked

@@ -81,7 +81,6 @@ void ConstrainedDerivatives::compute(const Model& model, Data& data, const Eigen
   check_configuration(model, q, "q");
   check_vector(v, model.nv(), "v");
   check_vector(tau, model.nv(), "tau");
-  const int nv = model.nv();
   // The constrained dynamics: J, γ (kinematics with q̈ = 0), H, C, H⁻¹.
   unchecked::forward_kinematics(model, data, q, v, zero_);
   for (std::size_t c = 0; c < constraints_.size(); ++c) {
@@ -95,12 +94,8 @@ void ConstrainedDerivatives::compute(const Model& model, Data& data, const Eigen
   unchecked::crba(model, data, q);
   unchecked::bias_forces_after_crba(model, data, v);
   unchecked::ltdl(model, data);
-  MatrixX& Z = data.ddq_dq;  // H⁻¹ = Zᵀ Z, Z = D^-½ L⁻ᵀ
-  Z.setIdentity();
-  ltdl_solve_Lt(model, data, Z);
-  for (int i = 0; i < nv; ++i) Z.row(i) *= 1.0 / std::sqrt(data.LD(i, i));
   MatrixX& Minv = data.Minv;
-  Minv.noalias() = Z.transpose() * Z;
+  ltdl_inverse(model, data, Minv);
   // W λ = −(J H⁻¹ (τ − C) + γ), q̈ = H⁻¹ (τ − C + Jᵀ λ).
   JMinv_.noalias() = J * Minv;
   W_.noalias() = JMinv_ * J.transpose();

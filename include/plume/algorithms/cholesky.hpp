@@ -28,6 +28,17 @@ void ltdl_solve_L(const Model& model, const Data& data, Eigen::Ref<MatrixX> X);
 /// The same as ltdl_solve_Lt for many right-hand sides stored as the ROWS of
 /// Xt (m × nv): Xt ← (L⁻ᵀ Xtᵀ)ᵀ, vectorised across the m right-hand sides.
 void ltdl_solve_Lt_rows(const Model& model, const Data& data, Eigen::Ref<MatrixX> Xt);
+/// X ← L⁻¹ X for right-hand sides stored as the ROWS of Xt (m × nv).
+void ltdl_solve_L_rows(const Model& model, const Data& data, Eigen::Ref<MatrixX> Xt);
+/// Xt ← (H⁻¹ Xtᵀ)ᵀ: ltdl_solve for the m right-hand sides stored as the rows
+/// of Xt (m × nv), vectorised across them. For ∂q̈/∂x = −H⁻¹ ∂τ/∂x, pass
+/// (∂τ/∂x)ᵀ.
+void ltdl_solve_rows(const Model& model, const Data& data, Eigen::Ref<MatrixX> Xt);
+/// Hinv ← H⁻¹ (nv × nv, exactly symmetric) from data.LD: the unit columns'
+/// half solves L⁻ᵀ eᵢ are nonzero only on dof i's ancestors, and only one
+/// triangle of the second half is formed: about half the work of solving
+/// the identity.
+void ltdl_inverse(const Model& model, const Data& data, Eigen::Ref<MatrixX> Hinv);
 
 namespace unchecked {
 const RowMatrixX& ltdl(const Model& model, Data& data);
