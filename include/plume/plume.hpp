@@ -50,3 +50,4 @@
 #include "plume/sim/world.hpp"
 #include "plume/sim/simulator.hpp"
 #include "plume/sim/world_file.hpp"
+#include "plume/sim/batch.hpp"

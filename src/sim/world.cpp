@@ -69,6 +69,43 @@ ContactParameters World::contact_parameters(const std::string& shape_a, const st
   return c;
 }
 
+World World::with_initial_state(const std::optional<VectorX>& q0, const std::optional<VectorX>& v0) const {
+  World w = *this;
+  if (q0) {
+    try {
+      check_configuration(model_, *q0, "q0");
+    } catch (const ArgumentError& err) {
+      throw WorldError(std::string("initial state: ") + err.what() +
+                       " (the layout of World::q0(): each model's coordinates in World::models() order)");
+    }
+    w.q0_ = *q0;
+  }
+  if (v0) {
+    try {
+      check_vector(*v0, model_.nv(), "v0");
+    } catch (const ArgumentError& err) {
+      throw WorldError(std::string("initial state: ") + err.what() +
+                       " (the layout of World::v0(): each model's coordinates in World::models() order)");
+    }
+    w.v0_ = *v0;
+  }
+  return w;
+}
+
+World World::with_default_contact(const ContactParameters& parameters) const {
+  check_parameters(parameters, "default contact");
+  World w = *this;
+  w.default_contact_ = parameters;
+  return w;
+}
+
+World World::with_pair_contact(const ContactPairParameters& pair) const {
+  check_parameters(pair.parameters, "contact between '" + pair.a + "' and '" + pair.b + "'");
+  World w = *this;
+  w.pair_contacts_.insert(w.pair_contacts_.begin(), pair);
+  return w;
+}
+
 WorldBuilder::WorldBuilder() = default;
 
 int WorldBuilder::add_model(const std::string& name, const Model& model, const std::optional<VectorX>& q0,

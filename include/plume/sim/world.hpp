@@ -69,6 +69,18 @@ class World {
   /// Self-collision between bodies of one robot (never parent–child).
   bool self_collision() const { return self_collision_; }
 
+  /// A copy that starts from `q0` [nq] and `v0` [nv] where given (the layout
+  /// of q0() and v0()); everything else is shared by value.
+  /// @throws WorldError naming the wrong size, the non-finite entry or the
+  /// non-unit quaternion.
+  World with_initial_state(const std::optional<VectorX>& q0, const std::optional<VectorX>& v0) const;
+  /// A copy with another default contact (pair overrides and URDF materials
+  /// still refine it). @throws WorldError on invalid parameters (μ < 0, …).
+  World with_default_contact(const ContactParameters& parameters) const;
+  /// A copy in which `pair` is tried before the world's own pair overrides
+  /// (the first match wins). @throws WorldError on invalid parameters.
+  World with_pair_contact(const ContactPairParameters& pair) const;
+
   /// The parameters of the contact between detector shapes named `a` and `b`
   /// (ContactDetector::shapes() names, links and model prefixes), applying
   /// pair overrides over material values over the world default.
