@@ -70,7 +70,7 @@ TEST(Allocation, NoneInTheDynamicsAlgorithms) {
     MatrixX X = MatrixX::Random(m.nv(), 4);
     MatrixX Xr = MatrixX::Random(5, m.nv());
     MatrixX Hinv(m.nv(), m.nv());
-    Matrix6X J(6, m.nv());
+    Matrix6X J(6, m.nv()), J2(6, m.nv()), J3(6, m.nv());
     Matrix3X Jp(3, m.nv());
     std::vector<Force> fext(m.nbodies(), Force(Vec3(1, 2, 3), Vec3(4, 5, 6)));
     const int frame = static_cast<int>(m.frames().size()) - 1;
@@ -105,6 +105,9 @@ TEST(Allocation, NoneInTheDynamicsAlgorithms) {
       configuration_derivative(m, q, v, qdot);
       rnea_derivatives(m, d, q, v, a);
       aba_derivatives(m, d, q, v, a);
+      kinematics_derivatives(m, d, q, v, a);
+      frame_velocity_derivatives(m, d, frame, ReferenceFrame::LocalWorldAligned, J, J2);
+      frame_acceleration_derivatives(m, d, frame, ReferenceFrame::Local, J, J2, J3);
       // Unchecked fast paths.
       unchecked::rnea(m, d, q, v, a);
       unchecked::bias_forces(m, d, q, v);

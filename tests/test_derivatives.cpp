@@ -12,6 +12,7 @@
 #include "plume/algorithms/jacobians.hpp"
 #include "plume/algorithms/rnea.hpp"
 #include "plume/dynamics/constrained_derivatives.hpp"
+#include "plume/error.hpp"
 #include "test_utils.hpp"
 
 using namespace plume;
@@ -262,5 +263,62 @@ TEST(Derivatives, ConstrainedDynamicsMatchFiniteDifferences) {
       EXPECT_LE((cd.J * cd.ddq_dtau).cwiseAbs().maxCoeff(), 1e-9);
     }
   }
+  std::printf("worst relative difference: finite differences %.2e, exact identities %.2e\n", g_fd_worst, g_worst);
+}
+
+// Kinematics derivatives against central differences of two other code paths:
+// the frame velocity J(q) q̇ from frame_jacobian, and the frame acceleration
+// J(q) q̈ + J̇q̇ from frame_jacobian and frame_velocity_product (forward
+// kinematics at q̈ = 0), for every reference frame, on frames of every model.
+TEST(Derivatives, FrameVelocityAndAccelerationMatchFiniteDifferences) {
+  g_worst = g_fd_worst = 0.0;
+  for (const Model& m : test_models()) {
+    Data d(m), dfd(m);
+    const int nf = static_cast<int>(m.frames().size());
+    const VectorX zero = VectorX::Zero(m.nv());
+    Matrix6X dv_dq(6, m.nv()), dv_dv(6, m.nv()), da_dq(6, m.nv()), da_dv(6, m.nv()), da_da(6, m.nv());
+    for (std::uint64_t seed = 1; seed <= 2; ++seed) {
+      std::mt19937_64 g(seed + 200);
+      const VectorX q = random_configuration(m, seed + 200);
+      const VectorX v = random_vector(g, m.nv(), 2.0);
+      const VectorX a = random_vector(g, m.nv(), 3.0);
+      kinematics_derivatives(m, d, q, v, a);
+      for (int frame : {nf - 1, nf / 2, 1}) {
+        for (ReferenceFrame ref : {ReferenceFrame::Local, ReferenceFrame::World, ReferenceFrame::LocalWorldAligned}) {
+          SCOPED_TRACE(m.name() + " seed " + std::to_string(seed) + " frame " + m.frames()[frame].name + " " +
+                       to_string(ref));
+          const auto velocity = [&](const VectorX& x, const VectorX& xv) {
+            return VectorX(frame_jacobian(m, dfd, x, frame, ref) * xv);
+          };
+          const auto acceleration = [&](const VectorX& x, const VectorX& xv, const VectorX& xa) {
+            const Matrix6X J = frame_jacobian(m, dfd, x, frame, ref);
+            forward_kinematics(m, dfd, x, xv, zero);
+            return VectorX(J * xa + frame_velocity_product(m, dfd, frame, ref).vector());
+          };
+          frame_velocity_derivatives(m, d, frame, ref, dv_dq, dv_dv);
+          frame_acceleration_derivatives(m, d, frame, ref, da_dq, da_dv, da_da);
+          const MatrixX Vq = fd_q(m, q, [&](const VectorX& x) { return velocity(x, v); });
+          const MatrixX Vv = fd_x(v, [&](const VectorX& x) { return velocity(q, x); });
+          const MatrixX Aq = fd_q(m, q, [&](const VectorX& x) { return acceleration(x, v, a); });
+          const MatrixX Av = fd_x(v, [&](const VectorX& x) { return acceleration(q, x, a); });
+          EXPECT_LE(fd_error(dv_dq, Vq), 1e-6) << "analytic\n" << dv_dq << "\nfd\n" << Vq;
+          EXPECT_LE(fd_error(dv_dv, Vv), 1e-6) << "analytic\n" << dv_dv << "\nfd\n" << Vv;
+          EXPECT_LE(fd_error(da_dq, Aq), 1e-6) << "analytic\n" << da_dq << "\nfd\n" << Aq;
+          EXPECT_LE(fd_error(da_dv, Av), 1e-6) << "analytic\n" << da_dv << "\nfd\n" << Av;
+          // ∂v/∂q̇ and ∂a/∂q̈ are the frame Jacobian.
+          const Matrix6X J = frame_jacobian(m, dfd, q, frame, ref);
+          EXPECT_LE(rel_error(dv_dv, J), 1e-12);
+          EXPECT_LE(rel_error(da_da, J), 1e-12);
+        }
+      }
+    }
+  }
+  // A wrong result size is named.
+  const Model m = test_models().front();
+  Data d(m);
+  Matrix6X small(6, m.nv() + 1), ok(6, m.nv());
+  EXPECT_THROW(frame_velocity_derivatives(m, d, 0, ReferenceFrame::Local, small, ok), ArgumentError);
+  EXPECT_THROW(frame_acceleration_derivatives(m, d, static_cast<int>(m.frames().size()), ReferenceFrame::Local, ok, ok, ok),
+               ArgumentError);
   std::printf("worst relative difference: finite differences %.2e, exact identities %.2e\n", g_fd_worst, g_worst);
 }

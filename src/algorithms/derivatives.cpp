@@ -222,14 +222,20 @@ PLUME_FLATTEN void backward_body(const Model& model, Data& data, int i) {
   }
 }
 
-void rnea_derivative_passes(const Model& model, Data& data, const double* q, const double* v, const double* a) {
+// Forward pass, root to leaves: placements, world columns, velocities,
+// accelerations (with the −g offset) and their per-dof derivative columns.
+void derivative_forward_pass(const Model& model, Data& data, const double* q, const double* v, const double* a) {
   const int nb = model.nbodies();
   data.ov[0] = Motion::Zero();
   data.oa[0] = Motion(Vec3::Zero(), -model.gravity());
-  // Forward pass, root to leaves.
   for (int i = 1; i < nb; ++i) {
     detail::visit_kind(model.joint(i).kind, [&](auto jk) PLUME_LAMBDA_INLINE { forward_body<decltype(jk)>(model, data, q, v, a, i); });
   }
+}
+
+void rnea_derivative_passes(const Model& model, Data& data, const double* q, const double* v, const double* a) {
+  const int nb = model.nbodies();
+  derivative_forward_pass(model, data, q, v, a);
   // Backward pass, leaves to root.
   data.dtau_dq.setZero();
   data.dtau_dv.setZero();
@@ -245,6 +251,10 @@ namespace unchecked {
 
 void rnea_derivatives(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& a) {
   rnea_derivative_passes(model, data, q.data(), v.data(), a.data());
+}
+
+void kinematics_derivatives(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& a) {
+  derivative_forward_pass(model, data, q.data(), v.data(), a.data());
 }
 
 void aba_derivatives(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& tau) {
@@ -269,6 +279,13 @@ void rnea_derivatives(const Model& model, Data& data, const VecRef& q, const Vec
   check_vector(v, model.nv(), "v");
   check_vector(a, model.nv(), "a");
   unchecked::rnea_derivatives(model, data, q, v, a);
+}
+
+void kinematics_derivatives(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& a) {
+  detail::check_state(model, data, q);
+  check_vector(v, model.nv(), "v");
+  check_vector(a, model.nv(), "a");
+  unchecked::kinematics_derivatives(model, data, q, v, a);
 }
 
 void aba_derivatives(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& tau) {

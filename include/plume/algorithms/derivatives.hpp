@@ -22,10 +22,14 @@
 ///
 ///     plume::rnea_derivatives(model, data, q, v, a);  // data.dtau_dq, data.dtau_dv, data.H
 ///     plume::aba_derivatives(model, data, q, v, tau); // data.ddq_dq, data.ddq_dv, data.Minv
+///     plume::kinematics_derivatives(model, data, q, v, a);
+///     plume::frame_velocity_derivatives(model, data, foot, plume::ReferenceFrame::LocalWorldAligned,
+///                                       dv_dq, dv_dv);  // the caller's 6×nv matrices
 ///
 /// No allocation after Data is built. See kinematics.hpp for the checked /
 /// unchecked convention.
 
+#include "plume/algorithms/jacobians.hpp"
 #include "plume/algorithms/kinematics.hpp"
 
 namespace plume {
@@ -44,7 +48,41 @@ void rnea_derivatives(const Model& model, Data& data, const VecRef& q, const Vec
 /// @throws ArgumentError as above; Error if H is not positive definite.
 void aba_derivatives(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& tau);
 
+/// Kinematics derivatives: the forward pass of rnea_derivatives alone, at
+/// (q, q̇, q̈). Writes the placements and the world-axis velocities,
+/// accelerations and per-dof derivative columns that
+/// frame_velocity_derivatives and frame_acceleration_derivatives read.
+/// @throws ArgumentError as rnea_derivatives.
+void kinematics_derivatives(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& a);
+
+/// Derivatives of a frame's spatial velocity (J q̇ with J = frame_jacobian in
+/// `ref`), after kinematics_derivatives: dv_dq = ∂v/∂q (tangent space, as
+/// above) and dv_dv = ∂v/∂q̇, which is the frame Jacobian itself. Both 6×nv,
+/// the caller's (no allocation). The placement's own derivative along
+/// direction k is column k of frame_jacobian(…, ReferenceFrame::Local) (the
+/// frame's body twist) or, with world axes, of LocalWorldAligned.
+/// @throws ArgumentError for a frame index out of range or a result that is
+/// not 6×nv.
+void frame_velocity_derivatives(const Model& model, const Data& data, int frame, ReferenceFrame ref,
+                                Eigen::Ref<Matrix6X> dv_dq, Eigen::Ref<Matrix6X> dv_dv);
+
+/// Derivatives of a frame's acceleration a = d/dt (J q̇) = J q̈ + J̇ q̇ in
+/// `ref` (the same quantity as frame_velocity_product plus J q̈: the spatial
+/// acceleration for Local and World, the classical one, [ω̇; p̈] of the
+/// frame's origin p, for LocalWorldAligned), after kinematics_derivatives at
+/// (q, q̇, q̈): da_dq, da_dv and da_da = ∂a/∂q̈ (the frame Jacobian), 6×nv each.
+/// @throws ArgumentError as frame_velocity_derivatives.
+void frame_acceleration_derivatives(const Model& model, const Data& data, int frame, ReferenceFrame ref,
+                                    Eigen::Ref<Matrix6X> da_dq, Eigen::Ref<Matrix6X> da_dv,
+                                    Eigen::Ref<Matrix6X> da_da);
+
 namespace unchecked {
+void kinematics_derivatives(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& a);
+void frame_velocity_derivatives(const Model& model, const Data& data, int frame, ReferenceFrame ref,
+                                Eigen::Ref<Matrix6X> dv_dq, Eigen::Ref<Matrix6X> dv_dv);
+void frame_acceleration_derivatives(const Model& model, const Data& data, int frame, ReferenceFrame ref,
+                                    Eigen::Ref<Matrix6X> da_dq, Eigen::Ref<Matrix6X> da_dv,
+                                    Eigen::Ref<Matrix6X> da_da);
 void rnea_derivatives(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& a);
 void aba_derivatives(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& tau);
 }  // namespace unchecked
