@@ -97,7 +97,7 @@ struct BenchArgs {
 int run_bench(const BenchArgs& args);
 
 struct SimulateArgs {
-  std::string world;
+  std::vector<std::string> worlds;  ///< one: today's outputs in --out; several: one directory each in --out
   std::optional<std::string> inertia;  ///< for models without <model inertia="…">
   std::vector<std::string> package_dirs;  ///< searched before each model's own package_dirs
   std::string out = "plume_out";
@@ -105,9 +105,14 @@ struct SimulateArgs {
   bool no_plots = false;
   bool no_replay = false;
   bool sensitivity = false;  ///< --sensitivity: write sensitivity.json (event-driven only)
+  int jobs = 0;              ///< --jobs: worlds run at once (0: one per hardware thread)
 };
 /// Exit status: 0 finished, 3 stopped early (status ≠ finished), 128 + signal
-/// when interrupted; bad input throws (main returns 1).
+/// when interrupted; bad input throws (main returns 1). Several worlds: each
+/// in --out/STEM (STEM-2, … when stems repeat), run on --jobs threads, and
+/// --out/batch_summary.json; a world that cannot be read is reported and the
+/// others run; 128 + signal, else 2 (internal error), else 1 (a world could
+/// not be read or set up), else 3 (one stopped early), else 0.
 int run_simulate(const SimulateArgs& args);
 
 struct ReplayArgs {

@@ -17,6 +17,11 @@
 // summary is written first with status "running" and last with the outcome:
 // an interrupted run leaves "running" or "interrupted", never "finished".
 //
+// plume simulate A.xml B.xml … [--jobs N] runs several worlds on N threads, each
+// into DIR/STEM (STEM-2, … when stems repeat) exactly as it would run alone,
+// and writes DIR/batch_summary.json (per world: path, status, simulated and
+// wall time, events, output directory; totals and throughput).
+//
 // Exit status: 0 the run reached its end; 1 bad input (world file, options,
 // output directory); 2 an unexpected internal error; 3 the simulation stopped
 // early (status ≠ finished; the outputs up to that point are written);
@@ -30,6 +35,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -42,8 +48,11 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
+#include <system_error>
 #include <string>
 #include <thread>
 #include <vector>
@@ -64,7 +73,9 @@ namespace fs = std::filesystem;
 
 // ---- interruption ------------------------------------------------------------------------
 
-volatile std::sig_atomic_t g_signal = 0;
+// Lock-free, so the handler may set it; read by every worker of a batch.
+std::atomic<int> g_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free, "g_signal is set in a signal handler");
 double g_first_signal_time = 0.0;  // written and read by the handler only
 
 double monotonic_seconds() {
@@ -155,6 +166,17 @@ std::string system_error(const std::string& what) { return what + ": " + std::st
 
 // ---- atomic files ------------------------------------------------------------------------
 
+// The process's umask, read once: umask(2) reads it only by setting it, which
+// would race with the workers of a batch creating files.
+mode_t process_umask() {
+  static const mode_t mask = [] {
+    const mode_t m = umask(0);
+    umask(m);
+    return m;
+  }();
+  return mask;
+}
+
 // A file written under a hidden temporary name in its final directory and
 // renamed over the final name by commit(); destroyed uncommitted, the
 // temporary is removed.
@@ -167,8 +189,7 @@ class AtomicFile {
     const int fd = mkstemp(name.data());
     if (fd < 0) throw Error(system_error("cannot create a temporary file for " + final_.string()));
     temp_ = name.data();
-    const mode_t mask = umask(0);
-    umask(mask);
+    const mode_t mask = process_umask();
     if (fchmod(fd, 0666 & ~mask) != 0) {
       // Not fatal: the file is still written (with mode 0600).
     }
@@ -760,11 +781,31 @@ void prepare_output_directory(const fs::path& dir) {
 
 }  // namespace
 
-int run_simulate(const SimulateArgs& args) {
+namespace {
+
+// What the batch summary lists of one world.
+struct WorldReport {
+  std::string world;       // as given on the command line
+  std::string output_dir;  // empty until created
+  std::string status = "pending";
+  std::string message;
+  double time = std::nan(""), duration = std::nan(""), wall_time = std::nan("");
+  double elapsed = std::nan("");  // the whole world: load, run, outputs, replay, plots [s]
+  std::optional<long> events;
+  int exit_code = 0;
+};
+
+// One world, start to end: load, run, write its outputs into `dir`, report
+// on `out` and `err`. Alone (in_batch false) it resets and catches the
+// signals itself; in a batch the caller does, once for all worlds. `report`,
+// if given, receives what the batch summary lists (filled as far as the run
+// got, also when this throws).
+int simulate_world(const SimulateArgs& args, const std::string& world_path, const fs::path& dir, bool in_batch,
+                   std::ostream& out, std::ostream& err, WorldReport* report) {
   WorldFileOptions world_options;
   if (args.inertia) world_options.inertia = parse_inertia_policy(*args.inertia);
   world_options.package_dirs = args.package_dirs;
-  Scenario scenario = load_world(args.world, world_options);
+  Scenario scenario = load_world(world_path, world_options);
   SimulationOptions options = scenario.options;
   if (args.duration) {
     if (!(std::isfinite(*args.duration) && *args.duration > 0.0)) {
@@ -773,6 +814,7 @@ int run_simulate(const SimulateArgs& args) {
     options.duration = *args.duration;
   }
   if (args.sensitivity) options.sensitivity = true;
+  if (report) report->duration = options.duration;
   const World& world = scenario.world;
   Simulator sim(world, options);
   std::unique_ptr<ControllerProbe> probe;
@@ -782,22 +824,23 @@ int run_simulate(const SimulateArgs& args) {
     sim.set_controller(probe->function(), scenario.controller_period);
   }
 
-  const fs::path dir = args.out.empty() ? fs::path("plume_out") : fs::path(args.out);
   prepare_output_directory(dir);
+  if (report) report->output_dir = dir.string();
 
   RunOutcome run;
   // Before the run: what the loaders accepted with a warning (inertias,
   // mimic joints) and shapes or pairs left out of contact.
   run.warnings = world.model().warnings();
   run.warnings.insert(run.warnings.end(), sim.warnings().begin(), sim.warnings().end());
-  for (const std::string& w : run.warnings) std::cerr << "plume: warning: " << one_line(w) << "\n";
-  write_summary(dir, summary_json(scenario, options, run, nullptr, dir, args.world, nullptr));
+  for (const std::string& w : run.warnings) err << "plume: warning: " << one_line(w) << "\n";
+  write_summary(dir, summary_json(scenario, options, run, nullptr, dir, world_path, nullptr));
 
   auto recorder = std::make_unique<CsvRecorder>(dir, world.model().nq(), world.model().nv(), probe.get());
-  g_signal = 0;
+  if (!in_batch) g_signal = 0;
   const auto wall0 = std::chrono::steady_clock::now();
   {
-    SignalGuard guard;
+    std::optional<SignalGuard> guard;
+    if (!in_batch) guard.emplace();
     try {
       const SimulationResult result = sim.run_until(options.duration, recorder.get());
       run.status = to_string(result.status);
@@ -836,7 +879,7 @@ int run_simulate(const SimulateArgs& args) {
   // The outcome is on disk before the plots are drawn (they may take a while).
   PlotOutcome pending;
   pending.message = "not drawn yet";
-  write_summary(dir, summary_json(scenario, options, run, recorder.get(), dir, args.world, &pending));
+  write_summary(dir, summary_json(scenario, options, run, recorder.get(), dir, world_path, &pending));
 
   // Contact points placed (for the plots and the replay): a failure is reported, not fatal.
   std::string points_problem;
@@ -845,20 +888,20 @@ int run_simulate(const SimulateArgs& args) {
   } catch (const std::exception& e) {
     points_problem = one_line(e.what());
   }
-  if (!points_problem.empty()) std::cerr << "plume: warning: " << kContactPoints << " not written: " << points_problem << "\n";
+  if (!points_problem.empty()) err << "plume: warning: " << kContactPoints << " not written: " << points_problem << "\n";
 
   PageOutcome replay;
   if (args.no_replay) {
     replay.message = "disabled by --no-replay";
   } else {
     try {
-      replay = write_replay_page(world, dir, summary_json(scenario, options, run, recorder.get(), dir, args.world, &pending),
+      replay = write_replay_page(world, dir, summary_json(scenario, options, run, recorder.get(), dir, world_path, &pending),
                                  args.package_dirs);
     } catch (const std::exception& e) {
       replay.message = one_line(e.what());
     }
   }
-  write_summary(dir, summary_json(scenario, options, run, recorder.get(), dir, args.world, &pending, &replay));
+  write_summary(dir, summary_json(scenario, options, run, recorder.get(), dir, world_path, &pending, &replay));
 
   PlotOutcome plots;
   if (args.no_plots) {
@@ -868,63 +911,279 @@ int run_simulate(const SimulateArgs& args) {
   } else {
     plots.message = "not drawn: the run was interrupted";
   }
-  write_summary(dir, summary_json(scenario, options, run, recorder.get(), dir, args.world, &plots, &replay));
+  write_summary(dir, summary_json(scenario, options, run, recorder.get(), dir, world_path, &plots, &replay));
 
   // The report.
   const SimulationStatistics& st = run.statistics;
-  std::cout << "plume simulate " << args.world << ": " << world.models().size()
+  out << "plume simulate " << world_path << ": " << world.models().size()
             << (world.models().size() == 1 ? " model" : " models") << ", nq = " << world.model().nq()
             << ", nv = " << world.model().nv() << ", " << to_string(options.scheme) << " / "
             << to_string(options.integrator) << "\n";
-  std::cout << "  status: " << run.status << " at t = " << short_number(run.time) << " s of "
+  out << "  status: " << run.status << " at t = " << short_number(run.time) << " s of "
             << short_number(options.duration) << " s\n";
   if (run.have_statistics) {
-    std::cout << "  events: " << st.events << " (" << st.impacts << " impacts), steps: " << st.steps
+    out << "  events: " << st.events << " (" << st.impacts << " impacts), steps: " << st.steps
               << ", LCP solves: " << st.lcp_solves << "\n";
     if (st.fallbacks > 0) {
-      std::cout << "  velocity-level fallbacks: " << st.fallbacks << " (" << short_number(st.fallback_time)
+      out << "  velocity-level fallbacks: " << st.fallbacks << " (" << short_number(st.fallback_time)
                 << " s; the force LCP was left unsolved there, see events.csv kind fallback)\n";
     }
   }
-  std::cout << "  wall time: " << short_number(run.wall_time) << " s, real-time factor: "
+  out << "  wall time: " << short_number(run.wall_time) << " s, real-time factor: "
             << (run.wall_time > 0.0 ? short_number(run.time / run.wall_time) + "x" : std::string("n/a")) << "\n";
   if (run.have_statistics) {
-    std::cout << "  max penetration: " << short_number(st.max_penetration) << " m, energy: "
+    out << "  max penetration: " << short_number(st.max_penetration) << " m, energy: "
               << short_number(st.energy_start) << " J -> " << short_number(st.energy_end) << " J\n";
   } else {
-    std::cout << "  energy: " << short_number(recorder->first_energy) << " J -> "
+    out << "  energy: " << short_number(recorder->first_energy) << " J -> "
               << short_number(recorder->last_energy) << " J\n";
   }
-  std::cout << "  outputs: " << (dir / "").string() << " (" << kTrajectory << ", " << kEvents << ", " << kContacts
+  out << "  outputs: " << (dir / "").string() << " (" << kTrajectory << ", " << kEvents << ", " << kContacts
             << ", " << kEnergy << (fs::exists(dir / kContactPoints) ? std::string(", ") + kContactPoints : "")
             << (probe ? std::string(", ") + kController : "") << ", " << kSummary << ")\n";
   if (replay.written) {
-    std::cout << "  replay: " << (dir / kReplay).string() << " (" << replay.frames << " frames, "
+    out << "  replay: " << (dir / kReplay).string() << " (" << replay.frames << " frames, "
               << short_number(static_cast<double>(replay.bytes) / 1e6) << " MB; open it in a browser)\n";
   } else {
-    std::cout << "  replay: none (" << replay.message << ")\n";
+    out << "  replay: none (" << replay.message << ")\n";
   }
   if (!plots.files.empty()) {
-    std::cout << "  plots:";
+    out << "  plots:";
     for (std::size_t i = 0; i < plots.files.size(); ++i) {
-      std::cout << (i ? ", " : " ") << (dir / plots.files[i]).string();
+      out << (i ? ", " : " ") << (dir / plots.files[i]).string();
     }
-    std::cout << "\n";
+    out << "\n";
   } else {
-    std::cout << "  plots: none (" << plots.message << ")\n";
+    out << "  plots: none (" << plots.message << ")\n";
   }
-  std::cout.flush();
+  out.flush();
 
+  const int code = signo != 0 ? 128 + signo : !run.finished ? 3 : 0;
+  if (report) {
+    report->status = run.status;
+    report->message = run.message;
+    report->time = run.time;
+    report->wall_time = run.wall_time;
+    if (run.have_statistics) report->events = st.events;
+    report->exit_code = code;
+  }
   if (signo != 0) {
-    std::cerr << "plume: " << run.message << "; partial outputs in " << dir.string() << "\n";
-    return 128 + signo;
-  }
-  if (!run.finished) {
-    std::cerr << "plume: simulation stopped at t = " << short_number(run.time) << " s (" << run.status
+    err << "plume: " << run.message << "; partial outputs in " << dir.string() << "\n";
+  } else if (!run.finished) {
+    err << "plume: simulation stopped at t = " << short_number(run.time) << " s (" << run.status
               << "): " << run.message << "\n";
-    return 3;
   }
+  return code;
+}
+
+// ---- several worlds: plume simulate A.xml B.xml … --jobs N ------------------------------
+
+const char* const kBatchSummary = "batch_summary.json";
+
+// Each world's output directory inside --out: its file's stem ("quadruped_standing"),
+// or STEM-2, STEM-3, … after the first world of that stem; never the batch summary's name.
+std::vector<std::string> output_names(const std::vector<std::string>& worlds) {
+  std::set<std::string> taken{kBatchSummary};
+  std::vector<std::string> names;
+  for (const std::string& w : worlds) {
+    std::string stem = fs::path(w).stem().string();
+    if (stem.empty() || stem == "." || stem == "..") stem = "world";
+    std::string name = stem;
+    for (int k = 2; taken.count(name) > 0; ++k) name = stem + "-" + std::to_string(k);
+    taken.insert(name);
+    names.push_back(name);
+  }
+  return names;
+}
+
+nlohmann::ordered_json batch_summary_json(const std::vector<WorldReport>& reports, int jobs, const fs::path& dir,
+                                          const std::string& status, double elapsed) {
+  nlohmann::ordered_json j;
+  j["status"] = status;
+  j["jobs"] = jobs;
+  j["output_dir"] = dir.string();
+  nlohmann::ordered_json worlds = nlohmann::ordered_json::array();
+  long finished = 0, events = 0;
+  double simulated = 0.0, simulation_wall = 0.0, world_elapsed = 0.0;
+  for (const WorldReport& r : reports) {
+    nlohmann::ordered_json w;
+    w["world"] = r.world;
+    {
+      std::error_code ec;
+      const fs::path absolute = fs::absolute(r.world, ec);
+      w["world_absolute"] = ec ? r.world : absolute.lexically_normal().string();
+    }
+    w["status"] = r.status;
+    w["message"] = r.message;
+    w["time"] = number_or_null(r.time);
+    w["duration"] = number_or_null(r.duration);
+    w["wall_time"] = number_or_null(r.wall_time);
+    w["elapsed"] = number_or_null(r.elapsed);
+    w["events"] = r.events ? nlohmann::ordered_json(*r.events) : nlohmann::ordered_json(nullptr);
+    w["exit_code"] = r.exit_code;
+    if (r.output_dir.empty()) {
+      w["output_dir"] = nullptr;
+      w["summary"] = nullptr;
+    } else {
+      w["output_dir"] = r.output_dir;
+      w["summary"] = (fs::path(r.output_dir) / kSummary).string();
+    }
+    worlds.push_back(w);
+    if (r.status == "finished") ++finished;
+    if (std::isfinite(r.time)) simulated += r.time;
+    if (std::isfinite(r.wall_time)) simulation_wall += r.wall_time;
+    if (std::isfinite(r.elapsed)) world_elapsed += r.elapsed;
+    if (r.events) events += *r.events;
+  }
+  j["worlds"] = worlds;
+  j["totals"] = {{"worlds", reports.size()},
+                 {"finished", finished},
+                 {"failed", static_cast<long>(reports.size()) - finished},
+                 {"simulated_time", simulated},
+                 {"simulation_wall_time", simulation_wall},
+                 {"events", events},
+                 {"wall_time", number_or_null(elapsed)}};
+  const bool timed = std::isfinite(elapsed) && elapsed > 0.0;
+  j["throughput"] = {
+      {"worlds_per_second", timed ? number_or_null(static_cast<double>(reports.size()) / elapsed) : nullptr},
+      {"simulated_seconds_per_second", timed ? number_or_null(simulated / elapsed) : nullptr},
+      {"concurrency", timed ? number_or_null(world_elapsed / elapsed) : nullptr}};
+  return j;
+}
+
+int simulate_worlds(const SimulateArgs& args) {
+  if (args.duration && !(std::isfinite(*args.duration) && *args.duration > 0.0)) {
+    throw ArgumentError("--duration must be a positive number of seconds, not " + short_number(*args.duration));
+  }
+  if (args.jobs < 0) throw ArgumentError("--jobs must be at least 1, not " + std::to_string(args.jobs));
+  const unsigned hw = std::thread::hardware_concurrency();
+  const int jobs = args.jobs > 0 ? args.jobs : hw > 0 ? static_cast<int>(hw) : 1;
+  const fs::path dir = args.out.empty() ? fs::path("plume_out") : fs::path(args.out);
+  {
+    std::error_code ec;
+    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
+      throw ArgumentError("--out " + dir.string() + " exists and is not a directory");
+    }
+    fs::create_directories(dir, ec);
+    if (ec) throw ArgumentError("--out " + dir.string() + ": cannot create the directory: " + ec.message());
+    if (access(dir.c_str(), W_OK) != 0) throw ArgumentError(system_error("--out " + dir.string() + " is not writable"));
+    fs::remove(dir / kBatchSummary, ec);
+  }
+  const std::vector<std::string> names = output_names(args.worlds);
+  std::vector<WorldReport> reports(args.worlds.size());
+  for (std::size_t i = 0; i < reports.size(); ++i) reports[i].world = args.worlds[i];
+  process_umask();  // read before the workers create files
+  std::mutex mutex;  // guards reports, std::cout, std::cerr and the batch summary file
+  write_file_atomically(dir / kBatchSummary, batch_summary_json(reports, jobs, dir, "running", std::nan("")).dump(2) + "\n");
+
+  g_signal = 0;
+  SignalGuard guard;
+  const auto start = std::chrono::steady_clock::now();
+  std::atomic<std::size_t> next{0};
+  const auto worker = [&] {
+    for (std::size_t i = next.fetch_add(1); i < reports.size(); i = next.fetch_add(1)) {
+      const std::string& world = args.worlds[i];
+      WorldReport r;
+      r.world = world;
+      std::ostringstream out, err;
+      const auto t0 = std::chrono::steady_clock::now();
+      if (g_signal != 0) {
+        r.status = "not_run";
+        r.message = "interrupted before it started";
+        r.exit_code = 128 + g_signal;
+      } else {
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          reports[i].status = "running";
+        }
+        try {
+          r.exit_code = simulate_world(args, world, dir / names[i], true, out, err, &r);
+        } catch (const Error& e) {
+          r.status = "error";
+          r.message = one_line(e.what());
+          r.exit_code = 1;
+          // Loading errors name the file already; others get it in front.
+          err << "plume: error: " << (r.message.find(world) == std::string::npos ? world + ": " : std::string())
+              << r.message << "\n";
+        } catch (const std::exception& e) {
+          r.status = "error";
+          r.message = one_line(std::string("unexpected error: ") + e.what());
+          r.exit_code = 2;
+          err << "plume: unexpected error: " << world << ": " << e.what() << "\n";
+        } catch (...) {
+          r.status = "error";
+          r.message = "unexpected error: an exception that is not a std::exception";
+          r.exit_code = 2;
+          err << "plume: unexpected error: " << world << ": " << r.message << "\n";
+        }
+        r.elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      }
+      std::lock_guard<std::mutex> lock(mutex);
+      reports[i] = r;
+      std::cout << out.str();
+      std::cout.flush();
+      std::cerr << err.str();
+      try {
+        write_file_atomically(dir / kBatchSummary, batch_summary_json(reports, jobs, dir, "running", std::nan("")).dump(2) + "\n");
+      } catch (const std::exception& e) {
+        std::cerr << "plume: warning: " << kBatchSummary << " not updated: " << one_line(e.what()) << "\n";
+      }
+    }
+  };
+  const std::size_t threads = std::min(reports.size(), static_cast<std::size_t>(jobs));
+  std::vector<std::thread> pool;
+  for (std::size_t k = 1; k < threads; ++k) {
+    try {
+      pool.emplace_back(worker);
+    } catch (const std::system_error&) {
+      break;  // fewer threads: the others take the worlds
+    }
+  }
+  worker();
+  for (std::thread& t : pool) t.join();
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  const int signo = g_signal;
+  bool any_error = false, any_internal = false, any_stopped = false;
+  long finished = 0;
+  double simulated = 0.0;
+  std::string failed;
+  for (const WorldReport& r : reports) {
+    if (r.exit_code == 1) any_error = true;
+    if (r.exit_code == 2) any_internal = true;
+    if (r.exit_code == 3) any_stopped = true;
+    if (r.status == "finished") {
+      ++finished;
+    } else {
+      failed += (failed.empty() ? "" : ", ") + r.world + ": " + r.status;
+    }
+    if (std::isfinite(r.time)) simulated += r.time;
+  }
+  const std::string status = signo != 0 ? "interrupted" : finished == static_cast<long>(reports.size()) ? "finished" : "failed";
+  write_file_atomically(dir / kBatchSummary, batch_summary_json(reports, jobs, dir, status, elapsed).dump(2) + "\n");
+  std::cout << "plume simulate: " << reports.size() << " worlds on " << std::min(static_cast<std::size_t>(jobs), reports.size())
+            << (jobs == 1 ? " job" : " jobs") << ": " << finished << " finished"
+            << (failed.empty() ? std::string() : ", " + std::to_string(reports.size() - static_cast<std::size_t>(finished)) +
+                                                     " failed (" + failed + ")")
+            << "; " << short_number(simulated) << " s simulated in " << short_number(elapsed) << " s ("
+            << short_number(static_cast<double>(reports.size()) / elapsed) << " worlds/s)\n";
+  std::cout << "  batch summary: " << (dir / kBatchSummary).string() << "\n";
+  std::cout.flush();
+  if (signo != 0) return 128 + signo;
+  if (any_internal) return 2;
+  if (any_error) return 1;
+  if (any_stopped) return 3;
   return 0;
+}
+
+}  // namespace
+
+int run_simulate(const SimulateArgs& args) {
+  if (args.worlds.size() == 1) {
+    const fs::path dir = args.out.empty() ? fs::path("plume_out") : fs::path(args.out);
+    return simulate_world(args, args.worlds.front(), dir, false, std::cout, std::cerr, nullptr);
+  }
+  return simulate_worlds(args);
 }
 
 int run_replay(const ReplayArgs& args) {

@@ -976,3 +976,115 @@ TEST(SimulateCli, SensitivityWritesTheStateTransitionMatrix) {
   ASSERT_EQ(plain.status, 0) << plain.out << plain.err;
   EXPECT_FALSE(fs::exists(out / "sensitivity.json"));
 }
+
+// ---- several worlds: plume simulate A.xml B.xml … --jobs N ----------------------------------
+
+TEST(SimulateCliBatch, EachWorldInItsDirectoryAndABatchSummary) {
+  TempDir tmp;
+  const std::string drop = tmp.write("drop.xml", drop_world("duration=\"0.45\" output_rate=\"100\""));
+  fs::create_directories(tmp.path / "other");
+  // Same stem, another directory and another world: its directory is drop-2.
+  const std::string drop2 = tmp.write("other/drop.xml", drop_world("duration=\"0.25\" output_rate=\"50\""));
+  const std::string missing = (tmp.path / "missing.xml").string();
+  const fs::path out = tmp.path / "out";
+  const CliRun r = run("simulate " + drop + " " + missing + " " + drop2 + " --out " + out.string() +
+                           " --jobs 2 --no-plots",
+                       tmp);
+  EXPECT_EQ(r.status, 1) << r.out << r.err;  // a world could not be read; the others ran
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("plume: error: " + missing), std::string::npos) << r.err;
+  EXPECT_EQ(listing(out), (std::set<std::string>{"drop", "drop-2", "batch_summary.json"}));
+  EXPECT_EQ(listing(out / "drop"), kCsvAndSummary);
+  EXPECT_EQ(listing(out / "drop-2"), kCsvAndSummary);
+  EXPECT_NE(r.out.find("plume simulate " + drop + ":"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plume simulate " + drop2 + ":"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find((out / "batch_summary.json").string()), std::string::npos) << r.out;
+
+  // Each world's outputs are those of the same world run alone, byte for byte.
+  for (const auto& [world, name] : {std::pair{drop, "drop"}, std::pair{drop2, "drop-2"}}) {
+    const fs::path alone = tmp.path / ("alone_" + std::string(name));
+    const CliRun a = run("simulate " + world + " --out " + alone.string() + " --no-plots --no-replay", tmp);
+    ASSERT_EQ(a.status, 0) << a.out << a.err;
+    for (const char* f : {"trajectory.csv", "events.csv", "contacts.csv", "energy.csv", "contact_points.csv"}) {
+      EXPECT_EQ(read_text(out / name / f), read_text(alone / f)) << name << "/" << f;
+    }
+    const json s = json::parse(read_text(out / name / "summary.json"));
+    EXPECT_EQ(s["world"], world);
+    EXPECT_EQ(s["output_dir"], (out / name).string());
+    EXPECT_EQ(s["status"], "finished");
+  }
+
+  const json b = json::parse(read_text(out / "batch_summary.json"));
+  EXPECT_EQ(b["status"], "failed");
+  EXPECT_EQ(b["jobs"], 2);
+  ASSERT_EQ(b["worlds"].size(), 3u);
+  const std::vector<std::string> order = {drop, missing, drop2};
+  double simulated = 0.0;
+  long events = 0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const json& w = b["worlds"][i];
+    EXPECT_EQ(w["world"], order[i]);
+    for (const char* key : {"world_absolute", "status", "message", "time", "duration", "wall_time", "elapsed",
+                            "events", "exit_code", "output_dir", "summary"}) {
+      EXPECT_TRUE(w.contains(key)) << i << " " << key;
+    }
+    if (i == 1) continue;
+    const json s = json::parse(read_text(w["summary"].get<std::string>()));
+    EXPECT_EQ(w["status"], "finished");
+    EXPECT_EQ(w["exit_code"], 0);
+    EXPECT_EQ(w["time"], s["time"]);
+    EXPECT_EQ(w["wall_time"], s["wall_time"]);
+    EXPECT_EQ(w["events"], s["events"]);
+    EXPECT_EQ(w["output_dir"], s["output_dir"]);
+    simulated += w["time"].get<double>();
+    events += w["events"].get<long>();
+  }
+  const json& bad = b["worlds"][1];
+  EXPECT_EQ(bad["status"], "error");
+  EXPECT_EQ(bad["exit_code"], 1);
+  EXPECT_NE(bad["message"].get<std::string>().find("missing.xml"), std::string::npos) << bad;
+  EXPECT_TRUE(bad["output_dir"].is_null());
+  EXPECT_NEAR(b["worlds"][0]["time"].get<double>(), 0.45, 1e-12);
+  EXPECT_NEAR(b["worlds"][2]["time"].get<double>(), 0.25, 1e-12);
+  EXPECT_EQ(b["totals"]["worlds"], 3);
+  EXPECT_EQ(b["totals"]["finished"], 2);
+  EXPECT_EQ(b["totals"]["failed"], 1);
+  EXPECT_EQ(b["totals"]["events"], events);
+  EXPECT_DOUBLE_EQ(b["totals"]["simulated_time"].get<double>(), simulated);
+  const double wall = b["totals"]["wall_time"].get<double>();
+  EXPECT_GT(wall, 0.0);
+  EXPECT_DOUBLE_EQ(b["throughput"]["simulated_seconds_per_second"].get<double>(), simulated / wall);
+  EXPECT_DOUBLE_EQ(b["throughput"]["worlds_per_second"].get<double>(), 3.0 / wall);
+}
+
+TEST(SimulateCliBatch, ExitStatusSaysTheWorstOutcome) {
+  TempDir tmp;
+  const std::string a = tmp.write("a.xml", drop_world("duration=\"0.1\""));
+  const std::string b = tmp.write("b.xml", drop_world("duration=\"0.1\""));
+  const std::string early = tmp.write("early.xml", drop_world("duration=\"2\" max_steps=\"25\""));
+  const std::string common = " --no-plots --no-replay --out ";
+  const CliRun ok = run("simulate " + a + " " + b + " --jobs 1" + common + (tmp.path / "ok").string(), tmp);
+  EXPECT_EQ(ok.status, 0) << ok.out << ok.err;
+  EXPECT_TRUE(ok.err.empty()) << ok.err;
+  EXPECT_EQ(json::parse(read_text(tmp.path / "ok" / "batch_summary.json"))["status"], "finished");
+  EXPECT_EQ(listing(tmp.path / "ok"), (std::set<std::string>{"a", "b", "batch_summary.json"}));
+
+  const CliRun stopped = run("simulate " + a + " " + early + " -j 2" + common + (tmp.path / "stopped").string(), tmp);
+  EXPECT_EQ(stopped.status, 3) << stopped.out << stopped.err;
+  EXPECT_NE(stopped.err.find("step_limit"), std::string::npos) << stopped.err;
+  const json s = json::parse(read_text(tmp.path / "stopped" / "batch_summary.json"));
+  EXPECT_EQ(s["status"], "failed");
+  EXPECT_EQ(s["worlds"][1]["status"], "step_limit");
+  EXPECT_EQ(s["worlds"][1]["exit_code"], 3);
+  EXPECT_TRUE(fs::exists(tmp.path / "stopped" / "early" / "trajectory.csv"));  // its partial outputs
+
+  // One world keeps the single-run layout, --jobs or not: outputs straight in --out, no batch summary.
+  const CliRun one = run("simulate " + a + " --jobs 2" + common + (tmp.path / "one").string(), tmp);
+  EXPECT_EQ(one.status, 0) << one.out << one.err;
+  EXPECT_TRUE(fs::exists(tmp.path / "one" / "summary.json"));
+  EXPECT_FALSE(fs::exists(tmp.path / "one" / "batch_summary.json"));
+
+  const CliRun zero = run("simulate " + a + " " + b + " --jobs 0" + common + (tmp.path / "zero").string(), tmp);
+  EXPECT_EQ(zero.status, 1);
+  EXPECT_NE(zero.err.find("--jobs"), std::string::npos) << zero.err;
+}
