@@ -12,6 +12,32 @@ namespace plume {
 
 namespace {
 
+// A free-flyer body without children (a box, a ball, a free leaf of a
+// tree): its articulated inertia is its own rigid inertia, so
+// q̈ = I⁻¹(τ − pA) − S⁻¹a with I its constant inertia in body coordinates,
+// solved through the rotational inertia about the centre of mass instead of
+// a 6×6 factorisation of D = SᵀIS at every call.
+bool free_leaf(const Model& model, int i) {
+  if (model.inertia(i).mass() <= 0.0) return false;
+  for (int j = i + 1; j < model.nbodies(); ++j) {
+    if (model.parent(j) == i) return false;
+  }
+  return true;
+}
+
+// x = I⁻¹ r for a body's rigid inertia I (mass m, centre of mass c,
+// rotational inertia Ic about it) and a force r = [n; f] in body coordinates:
+// α = Ic⁻¹ (n − c × f), a = f / m + c × α (the Schur complement of m 1 is Ic).
+PLUME_INLINE Vec6 solve_rigid_inertia(const Model& model, int i, const Vec6& r) {
+  const double m = model.inertia(i).mass();
+  const Vec3& c = model.body_com(i);
+  const Vec3 f = r.tail<3>();
+  const Vec3 alpha = model.body_inertia_about_com(i).ldlt().solve(r.head<3>() - c.cross(f));
+  Vec6 x;
+  x << alpha, f / m + c.cross(alpha);
+  return x;
+}
+
 PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, const double* v, const double* tau,
                               const std::vector<Force>* fext) {
   const int nb = model.nbodies();
@@ -35,7 +61,9 @@ PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, c
       data.oc[i] = data.ov[i].cross(vJ);
       if constexpr (K::has_bias) data.oc[i] += Transform(E, rel).apply_inverse(K::bias(S, v + j.v_index));
       const RigidInertia oI = detail::world_inertia(model, i, E, rel);
-      data.oIA[i] = oI.to_matrix();
+      // (A free leaf's articulated inertia is never formed: pass 2 solves
+      // with its rigid inertia.)
+      if (K::nv != 6 || !free_leaf(model, i)) data.oIA[i] = oI.to_matrix();
       data.opA[i] = data.ov[i].cross(oI * data.ov[i]);
     });
     if (fext) {
@@ -55,6 +83,16 @@ PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, c
       using MatN = Eigen::Matrix<double, nv, nv>;
       using VecN = Eigen::Matrix<double, nv, 1>;
       const int vi = j.v_index;
+      if constexpr (nv == 6) {
+        if (free_leaf(model, i)) {
+          // u holds I⁻¹(τ − pA) in body coordinates; pass 3 subtracts S⁻¹a.
+          const Transform Xs(data.X0[i].E(), data.orel[i]);
+          const Vec6 r = detail::VMap<6>(tau + vi) - Xs.apply(data.opA[i]).vector();
+          data.u.segment<6>(vi) = solve_rigid_inertia(model, i, r);
+          if (p > 0) data.opA[p] += Xs.apply_transpose(Force(Vec6(detail::VMap<6>(tau + vi))));
+          return;
+        }
+      }
       const auto oS = detail::SMap<nv>(detail::S_cols(data.oS, j));
       Eigen::Map<Eigen::Matrix<double, 6, nv>> U(detail::S_cols(data.U, j));
       U.noalias() = data.oIA[i] * oS;
@@ -104,6 +142,15 @@ PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, c
       const int vi = j.v_index;
       Motion& a = data.oa[i];
       a = data.oa[p] + data.oc[i];
+      if constexpr (nv == 6) {
+        if (free_leaf(model, i)) {
+          const Transform Xs(data.X0[i].E(), data.orel[i]);
+          auto qdd = data.ddq.segment<6>(vi);
+          qdd = data.u.segment<6>(vi) - Xs.apply(a).vector();
+          a.vector().noalias() += detail::SMap<6>(detail::S_cols(data.oS, j)) * qdd;
+          return;
+        }
+      }
       const Eigen::Map<const Eigen::Matrix<double, 6, nv>> U(detail::S_cols(data.U, j));
       auto qdd = data.ddq.segment<nv>(vi);
       const Eigen::Matrix<double, nv, 1> rhs = data.u.segment<nv>(vi) - U.transpose() * a.vector();
