@@ -56,10 +56,10 @@ struct RunOverrides {
   /// Initial states of single models, applied in order after q0 and v0.
   std::vector<ModelState> states;
   /// The PD controller's gains [nv] and target [nq] (PdController). The
-  /// scenario must have a controller (a world file's <controller type="pd">).
+  /// scenario must have a controller (a world file's `<controller type="pd">`).
   std::optional<VectorX> kp, kd, q_target;
   /// The world's default contact parameters (World::default_contact()): as a
-  /// world file's <contact> without a and b. Pair overrides and URDF
+  /// world file's `<contact>` without a and b. Pair overrides and URDF
   /// materials still refine it, as they refine the world's own default.
   std::optional<ContactParameters> contact;
   /// Pair overrides put before the world's own (the first match wins).
