@@ -1088,3 +1088,31 @@ TEST(SimulateCliBatch, ExitStatusSaysTheWorstOutcome) {
   EXPECT_EQ(zero.status, 1);
   EXPECT_NE(zero.err.find("--jobs"), std::string::npos) << zero.err;
 }
+
+TEST(SimulateCliBatch, AnInterruptedBatchSaysWhichWorldsRan) {
+  TempDir tmp;
+  // Two pendulums swinging for "ever" on one job: SIGINT stops the first, the second never starts.
+  const std::string swing = "<world><model name=\"p\" collision=\"none\" urdf=\"" + kModels +
+                            "/double_pendulum.urdf\"><state q=\"1 -0.5\"/></model>"
+                            "<simulate duration=\"1e6\" output_rate=\"10\"/></world>";
+  const std::string a = tmp.write("swing_a.xml", swing), b = tmp.write("swing_b.xml", swing);
+  const fs::path out = tmp.path / "out";
+  const CliRun r = run("simulate " + a + " " + b + " --jobs 1 --no-plots --no-replay --out " + out.string(), tmp,
+                       "timeout --preserve-status -s INT 1.5 ");
+  EXPECT_EQ(r.status, 128 + SIGINT) << r.out << r.err;
+  const json s = json::parse(read_text(out / "batch_summary.json"));
+  EXPECT_EQ(s["status"], "interrupted");
+  ASSERT_EQ(s["worlds"].size(), 2u);
+  EXPECT_EQ(s["worlds"][0]["status"], "interrupted");
+  EXPECT_EQ(s["worlds"][0]["exit_code"], 128 + SIGINT);
+  EXPECT_EQ(s["worlds"][1]["status"], "not_run");
+  EXPECT_TRUE(s["worlds"][1]["output_dir"].is_null());
+  // The interrupted world's files are whole, as a lone interrupted run's.
+  const json first = json::parse(read_text(out / "swing_a" / "summary.json"));
+  EXPECT_EQ(first["status"], "interrupted");
+  const Csv traj = read_csv(out / "swing_a" / "trajectory.csv");
+  ASSERT_GE(traj.rows.size(), 2u);
+  for (const auto& row : traj.rows) ASSERT_EQ(row.size(), 5u);
+  EXPECT_EQ(first["samples"].get<std::size_t>(), traj.rows.size());
+  EXPECT_FALSE(fs::exists(out / "swing_b"));
+}
