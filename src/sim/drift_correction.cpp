@@ -1,6 +1,7 @@
 // Drift correction: after an accepted step, (q, v) are projected back onto
 // φ = 0, ζ̇ = 0 of the active contacts (and zero sliding velocity of the
-// sticking ones), in the metric of H.
+// sticking ones), in the metric of H. HMetricCorrection, the projection
+// itself, serves the time-stepping scheme too.
 #include <algorithm>
 #include <cmath>
 
@@ -8,9 +9,23 @@
 #include "plume/algorithms/kinematics.hpp"
 #include "plume/configuration.hpp"
 #include "plume/contact/contact_jacobian.hpp"
+#include "sim/drift_correction.hpp"
 #include "sim/event_driven.hpp"
 
 namespace plume::detail {
+
+const VectorX& HMetricCorrection::solve(const Model& m, const Data& data, const Eigen::Ref<const MatrixX>& K,
+                                        const Eigen::Ref<const VectorX>& r) {
+  Y = K;
+  ltdl_solve_Lt(m, data, Y);
+  A.noalias() = Y.transpose() * data.LD.diagonal().cwiseInverse().asDiagonal() * Y;
+  A.diagonal().array() += 1e-12 * std::max(1e-12, A.diagonal().maxCoeff());
+  lu.compute(A);
+  mult = lu.solve(r);
+  x.noalias() = K * mult;
+  ltdl_solve(m, data, x);
+  return x;
+}
 
 // Moves (q, v) back onto φ = 0, ζ = 0 of the active contacts (and zero
 // sliding velocity of sticking ones) in the metric of H.
@@ -32,15 +47,7 @@ bool EventDrivenCore::project() {
     }
     if (worst <= opt.drift_tolerance) break;
     // δ = −H⁻¹T (TᵀH⁻¹T)⁻¹ φ
-    auto Ta = T.leftCols(na);
-    MatrixX Y = Ta;
-    ltdl_solve_Lt(m, data, Y);
-    MatrixX Ma = Y.transpose() * data.LD.diagonal().cwiseInverse().asDiagonal() * Y;
-    Ma.diagonal().array() += 1e-12 * std::max(1e-12, Ma.diagonal().maxCoeff());
-    const VectorX mult = Ma.partialPivLu().solve(-phi);
-    VectorX delta = Ta * mult;
-    ltdl_solve(m, data, delta);
-    q = integrate(m, q, delta, 1.0);
+    q = integrate(m, q, hmetric.solve(m, data, T.leftCols(na), -phi), 1.0);
     changed = true;
   }
   // Velocities: remove the constraint-violating components.
@@ -59,13 +66,7 @@ bool EventDrivenCore::project() {
     auto Kr = K.leftCols(rows);
     const VectorX err = Kr.transpose() * v;
     if (err.cwiseAbs().maxCoeff() > 0.1 * opt.velocity_tolerance) {
-      MatrixX Y = Kr;
-      ltdl_solve_Lt(m, data, Y);
-      MatrixX Ma = Y.transpose() * data.LD.diagonal().cwiseInverse().asDiagonal() * Y;
-      Ma.diagonal().array() += 1e-12 * std::max(1e-12, Ma.diagonal().maxCoeff());
-      VectorX dv = Kr * Ma.partialPivLu().solve(-err);
-      ltdl_solve(m, data, dv);
-      v += dv;
+      v += hmetric.solve(m, data, Kr, -err);
       changed = true;
     }
   }

@@ -57,16 +57,7 @@ void EventDrivenCore::parameters_of(const Contact& c, double& mu, double& e) con
 
 // Every shape contact and joint limit with φ < margin at q (placements in data).
 void EventDrivenCore::detect_all(const VectorX& qq, double margin, std::vector<Contact>& out) {
-  unchecked::forward_kinematics(model(), data, qq);
-  detector.detect(model(), data, out);
-  if (margin != opt.contact_tolerance) {
-    std::size_t k = 0;
-    for (const Contact& c : out) {
-      if (c.gap < margin) out[k++] = c;
-    }
-    out.resize(k);
-  }
-  if (opt.joint_limits) detect_joint_limits(model(), qq, margin, out);
+  catalogue.detect(model(), data, qq, margin, opt.joint_limits, out);
 }
 
 VectorX EventDrivenCore::passive() const {

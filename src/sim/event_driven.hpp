@@ -38,6 +38,7 @@
 #include "plume/dynamics/contact_dynamics.hpp"
 #include "plume/sim/simulator.hpp"
 #include "sim/dense_stepper.hpp"
+#include "sim/drift_correction.hpp"
 #include "sim/scheme_common.hpp"
 
 namespace plume::detail {
@@ -256,6 +257,7 @@ struct EventDrivenCore {
   // ---- drift correction (drift_correction.cpp) ------------------------------------------------
   bool project();
   bool drifted();
+  HMetricCorrection hmetric;
 
   // ---- fallback (fallback.cpp) ------------------------------------------------------------------
   bool resolve_contacts(SimulationResult& result, double until);

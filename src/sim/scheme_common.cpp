@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "plume/algorithms/kinematics.hpp"
 #include "plume/error.hpp"
 
 namespace plume::detail {
@@ -45,14 +46,38 @@ DetectionOptions detection_options(const World& w, double margin) {
 }
 }  // namespace
 
-ContactCatalogue::ContactCatalogue(const World& world, double margin)
-    : detector(world.model(), world.environment(), detection_options(world, margin)) {
+ContactCatalogue::ContactCatalogue(const World& world, double margin_)
+    : detector(world.model(), world.environment(), detection_options(world, margin_)), margin(margin_) {
   for (const ShapePair& p : detector.pairs()) {
     const DetectorShape& a = detector.shapes()[p.shape_a];
     const DetectorShape& b = detector.shapes()[p.shape_b];
     pair_parameters.push_back(world.contact_parameters(a.name, link_of(world, p.shape_a), a.material, b.name,
                                                        link_of(world, p.shape_b), b.material));
   }
+}
+
+void ContactCatalogue::detect(const Model& model, Data& data, const VectorX& q, double within, bool joint_limits,
+                              std::vector<Contact>& out) {
+  unchecked::forward_kinematics(model, data, q);
+  detector.detect(model, data, out);
+  if (within != margin) {
+    std::size_t k = 0;
+    for (const Contact& c : out) {
+      if (c.gap < within) out[k++] = c;
+    }
+    out.resize(k);
+  }
+  if (joint_limits) detect_joint_limits(model, q, within, out);
+}
+
+double contact_gap_at(const Model& model, Data& data, const VectorX& q, Contact c) {
+  if (c.kind == ContactKind::JointLimit) {
+    const int qi = model.joint(c.body_b).q_index;
+    return c.normal.x() > 0.0 ? q(qi) - model.lower_position_limit()(qi) : model.upper_position_limit()(qi) - q(qi);
+  }
+  unchecked::forward_kinematics(model, data, q);
+  refresh_contact(model, data, c);
+  return c.gap;
 }
 
 std::string ContactCatalogue::link_of(const World& world, int shape) const {

@@ -27,7 +27,15 @@ struct ContactCatalogue {
   ContactCatalogue(const World& world, double margin);
 
   ContactDetector detector;
+  double margin;  ///< the detector's: shape contacts with φ < margin
   std::vector<ContactParameters> pair_parameters;  ///< one per detector.pairs()
+
+  /// Contact detection, as every scheme does it: forward kinematics of q
+  /// into `data` (the placements stay there), the detector's shape contacts
+  /// (those with φ < `margin` when it differs from the catalogue's) and,
+  /// with `joint_limits`, the joint limits within `margin`.
+  void detect(const Model& model, Data& data, const VectorX& q, double margin, bool joint_limits,
+              std::vector<Contact>& out);
 
   /// "shape_a|shape_b#feature" or "limit:joint:lower|upper".
   std::string name_of(const Model& model, const Contact& c) const;
@@ -36,6 +44,10 @@ struct ContactCatalogue {
   /// "name, name, …" of contacts (at most 12, then "and N more").
   std::string names_of(const Model& model, const std::vector<Contact>& contacts) const;
 };
+
+/// The gap φ of contact `c` at configuration q: from q itself for a joint
+/// limit, from the placements of forward kinematics (into `data`) for shapes.
+double contact_gap_at(const Model& model, Data& data, const VectorX& q, Contact c);
 
 /// What failed in a contact or impact LCP, in words, for the one-line
 /// message of a contact_failure or a fallback window: "no contact forces

@@ -1,0 +1,58 @@
+// What the time-stepping and compliant schemes share (scheme_base.hpp).
+#include "sim/scheme_base.hpp"
+
+#include "plume/algorithms/energy.hpp"
+#include "plume/configuration.hpp"
+
+namespace plume::detail {
+
+SchemeBase::SchemeBase(World w, const SimulationOptions& o, double detection_margin)
+    : world_(std::move(w)), opt_(o), data_(world_.model()), cat_(world_, detection_margin) {
+  validate_scheme_options(opt_);
+  const Model& m = world_.model();
+  q_ = world_.q0();
+  v_ = world_.v0();
+  tau_ = VectorX::Zero(m.nv());
+}
+
+void SchemeBase::set_controller(ControllerFunction f, double period) {
+  controller_ = std::move(f);
+  period_ = period;
+  next_sample_ = t_;
+}
+
+double SchemeBase::energy_of(const VectorX& q, const VectorX& v) {
+  qn_ = q;
+  normalize_configuration(model(), qn_);
+  return mechanical_energy(model(), data_, qn_, v);
+}
+
+bool SchemeBase::sample_controller_at(const VectorX& q, SimulationResult& result) {
+  next_sample_ = t_ + period_;
+  return sample_controller_checked(model(), opt_, controller_, t_, q, v_, tau_, result);
+}
+
+void SchemeBase::emit(double time, EventKind kind, const Contact& c, double pre, double post, double impulse) {
+  ++stats_.events;
+  if (rec_) {
+    rec_->event({time, kind, cat_.name_of(model(), c), model().body_name(c.body_a), model().body_name(c.body_b), pre,
+                 post, impulse});
+  }
+}
+
+bool SchemeBase::fail(SimulationResult& result, SimulationStatus status, const std::string& message) {
+  result.status = status;
+  result.message = message;
+  return false;
+}
+
+SimulationResult SchemeBase::finish(SimulationResult& result, std::chrono::steady_clock::time_point wall0) {
+  result.time = t_;
+  stats_.energy_end = energy_of(q_, v_);
+  stats_.wall_time += seconds_since(wall0);
+  result.statistics = stats_;
+  rec_ = nullptr;
+  return result;
+}
+
+}  // namespace plume::detail

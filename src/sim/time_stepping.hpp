@@ -1,0 +1,188 @@
+#pragma once
+// The time-stepping scheme of plume::Simulator: the variable-step implicit
+// trapezoidal rule with the contact LCP inside the step (Liu, Chen, Peng,
+// Qiao 2004; docs/theory.md §7), with Coulomb friction through the frictional
+// LCP of ContactSolver.
+//
+// One step from (t, q, v), with q̈ = a from the force LCP of the persistent
+// contacts β (ζ = 0) at the step's start:
+//   0. h = min(h_init, time to the controller's next sample, to the end).
+//   1. Predict with the current forces: v_p = v + h a, q_p = q ⊕ h (v + h a/2).
+//   2. Solve the force LCP of β at (q_p, v_p): a_p.
+//   3. Correct (trapezoid): v₁ = v + h (a + a_p)/2, q₁ = q ⊕ h (v + v₁)/2.
+//   4. A contact outside β penetrating at q₁ (beyond the contact
+//      tolerance): the first time, a contact outside β that penetrates at
+//      q_p is landed on: the step is shortened to the root of its gap
+//      Ψ_i(q(s)) = 0 along the prediction q(s) = q ⊕ s (v + s a/2) (Liu's
+//      extra equation Ψ_ip = 0, solved for h by Illinois), so that it
+//      touches at the step's end, and redone; otherwise h is halved and the
+//      step redone. A sliding contact whose sliding velocity
+//      reversed: shorten h to the secant root of the sliding speed (the stick
+//      time) and redo.
+//   5. Accept; project the active contacts of β back onto Ψ = 0, ζ = 0
+//      (sticking ones also tangentially); the contacts touching at q₁ that
+//      approach get the impact LCP (restitution, friction; plastic below
+//      zeno_speed); the touching ones with ζ = 0 form the new β and the force
+//      LCP gives the forces (and a) of the next step.
+// Step-size control (Liu's score): each step taken shorter than h_init
+// (landing, halving, stick) scores −1, each taken at h_init +1; a run of
+// kScoreRun equal scores halves or doubles h_init. h_init starts at
+// SimulationOptions::time_step and never exceeds it: the scheme has no error
+// estimate, so the user's step is the accuracy knob and doubling only gives
+// back what halving took. Steps shortened by the controller's sample times
+// or the end of the run score 0.
+//
+// One class, one step of the method per file:
+//   time_stepping.cpp             the loop (steps 0, 1, 3 and 5's order),
+//                                 step-size control, recording
+//   time_stepping_forces.cpp      step 2: the force LCP of β (friction by a
+//                                 polyhedral cone, a friction box by PGS
+//                                 where Lemke fails)
+//   time_stepping_active_set.cpp  step 2 when β's modes are known: the active
+//                                 contacts as equalities, a linear solve
+//   time_stepping_landing.cpp     step 4: contact detection at q₁, landing on
+//                                 a contact (Ψ_ip = 0), a slide's stop
+//   time_stepping_drift.cpp       step 5: drift correction (HMetricCorrection,
+//                                 shared with the event-driven scheme) and the
+//                                 energy guard
+//   time_stepping_impacts.cpp     step 5: the impact LCP at q₁
+//   time_stepping_contact_set.cpp step 5: the new β, its forces and modes
+// The set-up, the controller's hold and the run's end are SchemeBase's
+// (scheme_base.hpp), shared with the compliant scheme.
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <Eigen/LU>
+
+#include "plume/dynamics/contact_dynamics.hpp"
+#include "sim/banded_cholesky.hpp"
+#include "sim/drift_correction.hpp"
+#include "sim/scheme_base.hpp"
+
+namespace plume::detail {
+
+class TimeStepping final : public SchemeBase {
+ public:
+  TimeStepping(World w, const SimulationOptions& o);
+
+  const std::vector<Contact>& current_contacts() const override { return current_view_; }
+  SimulationResult run_until(double until, Recorder* recorder) override;
+
+ private:
+  static constexpr double kInf = std::numeric_limits<double>::infinity();
+  static constexpr int kScoreRun = 4;  // equal scores in a row that halve / double h_init
+
+  // A persistent contact (in β): touching with ζ = 0.
+  struct Tracked {
+    Contact contact;
+    double mu = 0.0, restitution = 0.0;
+    ContactMode mode = ContactMode::Sticking;
+    bool active = false;          // λ > 0 in the last force LCP
+    Vec3 slide_dir = Vec3::Zero();  // world sliding direction while sliding
+  };
+  // What one attempted step produced.
+  enum class Outcome : std::uint8_t { Accepted, Penetration, Stick, ContactFailed };
+
+  static bool bitwise_equal(const VectorX& a, const VectorX& b) {
+    return a.size() == b.size() && std::equal(a.data(), a.data() + a.size(), b.data());
+  }
+  // |Ψ| below this touches; a contact outside β deeper than this penetrates.
+  static double touch_margin(const SimulationOptions& o) { return 2.0 * std::max(o.contact_tolerance, o.drift_tolerance); }
+
+  void parameters_of(const Contact& c, double& mu, double& e) const;
+  bool in_beta(std::uint64_t id) const {
+    for (const Tracked& tr : beta_) {
+      if (tr.contact.id == id) return true;
+    }
+    return false;
+  }
+
+  // ---- the loop (time_stepping.cpp) ------------------------------------------------------
+  // Steps 1–4 with step h; see time_stepping.cpp.
+  Outcome attempt(double h, bool stick_landing, VectorX& q1, VectorX& v1, double& h_stick);
+  // Step-size control: Liu's score of the step just taken.
+  void score(int s);
+  bool sample_controller(SimulationResult& result) {
+    if (!controller_) return true;
+    return sample_controller_at(q_, result);
+  }
+  std::string contact_summary() const;
+  void refresh_view() {
+    current_view_.clear();
+    for (const Tracked& tr : beta_) current_view_.push_back(tr.contact);
+  }
+  void record_sample(double time, const VectorX& q, const VectorX& v);
+  void record_outputs_until(double t0, const VectorX& q0, const VectorX& v0, double t1, const VectorX& q1,
+                            const VectorX& v1, bool inclusive);
+
+  // ---- step 2: the force LCP of β (time_stepping_forces.cpp, time_stepping_active_set.cpp) ----
+  bool accelerations(const VectorX& q, const VectorX& v, VectorX& a, bool predicted = false);
+  bool active_set_accelerations(const VectorX& q, const VectorX& v, VectorX& a, bool predicted);
+  bool fully_constrained();
+  enum class Forces : std::uint8_t { Solved, Unsolved };
+  Forces fast_forces(bool symmetric);
+
+  // ---- step 4: detection, landing, a slide's stop (time_stepping_landing.cpp) -----------------
+  void detect(const VectorX& q, double margin, std::vector<Contact>& out);
+  double gap_at(const VectorX& q, const Contact& c) { return contact_gap_at(model(), data_, q, c); }
+  double land(double h);
+  double sliding_reversal(const VectorX& q1, const VectorX& v1, double h);
+  Vec3 tangential_velocity(const Contact& c) const;
+  double start_slide_speed(const Tracked& tr) const;
+
+  // ---- step 5: drift, impacts, the new β and its forces ---------------------------------------
+  void project();                                                      // time_stepping_drift.cpp
+  void no_energy_gain(const VectorX& q0, const VectorX& v0, double h);  // time_stepping_drift.cpp
+  const VectorX& applied_tau_at(const VectorX& v) {
+    applied_torque(model(), opt_, tau_, v, tau_applied_);
+    return tau_applied_;
+  }
+  bool impacts(SimulationResult& result);  // time_stepping_impacts.cpp
+  bool settle(SimulationResult& result);   // time_stepping_contact_set.cpp
+
+  ContactSolver solver_;
+  VectorX a_, qp_, vp_, ap_, mu_, slip_;
+  std::vector<Tracked> beta_;
+  std::vector<double> slide_speed0_;
+  std::vector<Contact> current_view_, contacts_, found_, touching_, rest_;
+  std::vector<int> slow_;
+  std::string message_;
+  const ContactSolution* last_ = nullptr;  // the solver's last force solution
+  // active_set_accelerations: β's modes known from the last solve, workspace
+  bool modes_known_ = false;
+  long stats_fast_ = 0, stats_redistributed_ = 0;
+  ContactSolution fast_;
+  Eigen::PartialPivLU<MatrixX> fast_lu_;
+  BandedCholesky fast_chol_, fast_pchol_;
+  MatrixX fast_K_, fast_G_, fast_P_;
+  VectorX fast_z_, fast_winv_;
+  MatrixX fast_T_, fast_D_, fast_Kt_, fast_Gt_, fast_A_;
+  Matrix2X fast_slide_;
+  VectorX fast_a0_, fast_Tdv_, fast_Ddv_, fast_b_, fast_lambda_, fast_Dinv_, fast_x_;
+
+  // project(): workspace
+  std::vector<Contact> proj_act_;
+  std::vector<bool> proj_stick_;
+  MatrixX proj_K_, proj_T_, proj_D_;
+  VectorX zero_;
+  VectorX proj_phi_, proj_Kdv_, proj_Tdv_, proj_Ddv_;
+  HMetricCorrection hmetric_;
+  // impacts() -> settle(): ζ of the touching contacts at (zeta_q_, zeta_v_)
+  VectorX imp_zeta_, imp_mu_, imp_e_, zeta_q_, zeta_v_;
+  bool zeta_known_ = false;
+  std::vector<Tracked> previous_;
+  // detect(): the last configuration, margin and contacts
+  std::vector<Contact> detected_;
+  VectorX detected_q_;
+  double detected_margin_ = 0.0;
+  bool detected_valid_ = false;
+
+  double h_init_ = 1e-3;
+  int run_ = 0;
+};
+
+}  // namespace plume::detail

@@ -1,0 +1,116 @@
+// Time-stepping, step 5: impacts at the step's end. The contacts touching
+// at q₁ that approach from outside β get the impulse LCP with Newton
+// restitution and friction (plastic below zeno_speed), as the event-driven
+// scheme's impacts; a plastic Zeno impact brings the face to rest.
+#include "sim/time_stepping.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <Eigen/Cholesky>
+#include <Eigen/LU>
+
+#include "plume/algorithms/crba.hpp"
+#include "plume/algorithms/kinematics.hpp"
+#include "plume/contact/contact_jacobian.hpp"
+
+namespace plume::detail {
+
+// Impacts at (t_, q_, v_): every touching contact, the approaching ones with
+// their restitution (plastic below zeno_speed), by the impulse LCP.
+bool TimeStepping::impacts(SimulationResult& result) {
+  const Model& m = model();
+  detect(q_, touch_margin(opt_), touching_);
+  unchecked::forward_kinematics(m, data_, q_, v_);
+  const int n = static_cast<int>(touching_.size());
+  VectorX& zeta = imp_zeta_;
+  VectorX& mu = imp_mu_;
+  VectorX& e = imp_e_;
+  zeta.resize(n);
+  mu.resize(n);
+  e.resize(n);
+  bool impact = false;
+  for (int i = 0; i < n; ++i) {
+    stats_.max_penetration = std::max(stats_.max_penetration, -touching_[i].gap);
+    zeta(i) = contact_kinematics(m, data_, touching_[i]).gap_rate;
+    parameters_of(touching_[i], mu(i), e(i));
+    // Persistent contacts drift by O(h³) between projections: only a contact
+    // arriving from outside β makes an impact (β's take part in it).
+    impact |= zeta(i) < -opt_.velocity_tolerance && !in_beta(touching_[i].id);
+  }
+  if (!impact) {
+    // settle() at this (q, v) and these contacts reads their ζ from here.
+    zeta_q_ = q_;
+    zeta_v_ = v_;
+    zeta_known_ = true;
+    return true;
+  }
+  zeta_known_ = false;
+  VectorX e_eff = e;
+  for (int i = 0; i < n; ++i) {
+    if (zeta(i) < 0.0 && -zeta(i) < opt_.zeno_speed) e_eff(i) = 0.0;
+  }
+  ImpactOptions io;
+  io.friction = mu.maxCoeff() > 0.0 ? FrictionModel::PolyhedralCone : FrictionModel::None;
+  io.cone_directions = opt_.cone_directions;
+  const ImpactSolution* sp = &solver_.impact(m, data_, q_, v_, touching_, e_eff, mu, io);
+  ++stats_.lcp_solves;
+  // As the event-driven scheme: a light compliance where dependent contacts
+  // defeat Lemke on the rigid impact (their impulses in least-squares share).
+  for (const double compliance : {1e-8, 1e-6, 1e-4}) {
+    if (sp->status == ContactStatus::Solved || sp->status == ContactStatus::Infeasible) break;
+    io.compliance = compliance;
+    sp = &solver_.impact(m, data_, q_, v_, touching_, e_eff, mu, io);
+    ++stats_.lcp_solves;
+  }
+  const ImpactSolution& s = *sp;
+  ++stats_.impacts;
+  if (s.status != ContactStatus::Solved) {
+    return fail(result, SimulationStatus::ContactFailure, "impact at t = " + fmt(t_) + ": " +
+                                                              contact_failure_words(s.status, s.message) + " for " +
+                                                              cat_.names_of(m, touching_));
+  }
+  bool zeno = false;
+  for (int i = 0; i < n; ++i) {
+    if (s.impulse(i) > 0.0 || zeta(i) < -opt_.velocity_tolerance) {
+      const bool plastic_rest = zeta(i) < -opt_.velocity_tolerance && -zeta(i) < opt_.zeno_speed;
+      zeno |= plastic_rest;
+      emit(t_, plastic_rest ? EventKind::ZenoRest : EventKind::Impact, touching_[i], zeta(i), s.zeta_plus(i), s.impulse(i));
+    }
+  }
+  v_ = s.v_plus;
+  // A plastic Zeno impact comes to rest as a whole: touching contacts the
+  // impulse left separating slower than zeno_speed (the other edge of a
+  // face landing flat, which would rock from edge to edge at every step)
+  // have their normal velocity removed too (an H-metric projection: it never
+  // adds energy).
+  if (zeno) {
+    slow_.clear();
+    for (int i = 0; i < n; ++i) {
+      if (touching_[i].kind == ContactKind::Shapes && s.zeta_plus(i) > opt_.velocity_tolerance &&
+          s.zeta_plus(i) < opt_.zeno_speed) {
+        slow_.push_back(i);
+      }
+    }
+    if (!slow_.empty()) {
+      rest_.clear();
+      for (int i = 0; i < n; ++i) {
+        if (touching_[i].kind == ContactKind::Shapes && std::abs(s.zeta_plus(i)) < opt_.zeno_speed) rest_.push_back(touching_[i]);
+      }
+      const int nr = static_cast<int>(rest_.size());
+      unchecked::forward_kinematics(m, data_, q_, v_, VectorX::Zero(m.nv()));
+      MatrixX T(m.nv(), nr);
+      VectorX unused(nr);
+      contact_jacobian(m, data_, rest_, T, unused);
+      const MatrixX H = unchecked::crba(m, data_, q_);
+      const Eigen::LDLT<MatrixX> Hf(H);
+      const MatrixX HiT = Hf.solve(T);
+      MatrixX A = T.transpose() * HiT;
+      A.diagonal().array() += 1e-12 * std::max(1e-12, A.diagonal().maxCoeff());
+      v_ -= HiT * A.partialPivLu().solve(T.transpose() * v_);
+    }
+  }
+  return true;
+}
+
+}  // namespace plume::detail
