@@ -49,7 +49,6 @@ class CompliantScheme final : public SchemeBase {
   CompliantScheme(World w, const SimulationOptions& o);
 
   const std::vector<Contact>& current_contacts() const override { return touching_view_; }
-  SimulationResult run_until(double until, Recorder* recorder) override;
 
  private:
   static constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -73,7 +72,9 @@ class CompliantScheme final : public SchemeBase {
   // ---- the loop (compliant_scheme.cpp) -----------------------------------------------------
   void restart_stepper(double dt);
   bool sample_controller(SimulationResult& result);
-  std::string contact_summary() const;
+  bool advance(double until, SimulationResult& result) override;
+  void record_current() override { record_sample(t_, state_vector()); }
+  std::string contact_summary() const override;
   void record_sample(double time, const VectorX& y);
   void record_outputs_until(double until, bool inclusive);
   void track_penetration() {

@@ -1,8 +1,11 @@
 // What the time-stepping and compliant schemes share (scheme_base.hpp).
 #include "sim/scheme_base.hpp"
 
+#include <cmath>
+
 #include "plume/algorithms/energy.hpp"
 #include "plume/configuration.hpp"
+#include "plume/error.hpp"
 
 namespace plume::detail {
 
@@ -19,6 +22,28 @@ void SchemeBase::set_controller(ControllerFunction f, double period) {
   controller_ = std::move(f);
   period_ = period;
   next_sample_ = t_;
+}
+
+SimulationResult SchemeBase::run_until(double until, Recorder* recorder) {
+  const auto wall0 = std::chrono::steady_clock::now();
+  SimulationResult result;
+  rec_ = recorder;
+  try {
+    if (advance(until, result)) {
+      // The output at the end time when the last step stopped within rounding
+      // of it or was cut there (the loop's end then skips the sample, and its
+      // contacts with it).
+      if (rec_ && opt_.output_rate > 0 && next_output_ <= t_) {
+        record_current();
+        next_output_ = std::round((next_output_ + 1.0 / opt_.output_rate) * opt_.output_rate) / opt_.output_rate;
+      }
+      result.status = SimulationStatus::Finished;
+      result.message = "finished at t = " + fmt(t_);
+    }
+  } catch (const Error& e) {
+    fail(result, SimulationStatus::Failed, "at t = " + fmt(t_) + ": " + e.what() + contact_summary());
+  }
+  return finish(result, wall0);
 }
 
 double SchemeBase::energy_of(const VectorX& q, const VectorX& v) {

@@ -30,8 +30,20 @@ class SchemeBase : public SchemeRunner {
   double energy() override { return energy_of(q_, v_); }
   std::string contact_name(const Contact& c) const override { return cat_.name_of(world_.model(), c); }
   const std::vector<std::string>& contact_warnings() const override { return cat_.detector.warnings(); }
+  /// advance() up to `until`, then the run's end as both schemes have it:
+  /// the output at the end time when the last step stopped there, the
+  /// status "finished", an Error as a failure, finish().
+  SimulationResult run_until(double until, Recorder* recorder) final;
 
  protected:
+  /// The scheme's own loop up to `until`: true when it got there, false with
+  /// the status and message in `result`.
+  virtual bool advance(double until, SimulationResult& result) = 0;
+  /// One output row (trajectory, contacts) of the current state at t_.
+  virtual void record_current() = 0;
+  /// " (contacts: …)" for messages, or "".
+  virtual std::string contact_summary() const = 0;
+
   const Model& model() const { return world_.model(); }
 
   /// Kinetic + potential energy at (q, v), q normalised first.

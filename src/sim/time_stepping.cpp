@@ -30,125 +30,106 @@ std::unique_ptr<SchemeRunner> make_time_stepping(World world, const SimulationOp
   return std::make_unique<TimeStepping>(std::move(world), options);
 }
 
-SimulationResult TimeStepping::run_until(double until, Recorder* recorder) {
-  const auto wall0 = std::chrono::steady_clock::now();
-  SimulationResult result;
-  rec_ = recorder;
+bool TimeStepping::advance(double until, SimulationResult& result) {
   const Model& m = model();
-  try {
-    if (!initialised_) {
-      normalize_configuration(m, q_);
-      stats_.energy_start = energy_of(q_, v_);
-      next_output_ = t_;
-      if (!impacts(result)) return finish(result, wall0);
-      if (!sample_controller(result)) return finish(result, wall0);
-      if (!settle(result)) return finish(result, wall0);
-      initialised_ = true;
+  if (!initialised_) {
+    normalize_configuration(m, q_);
+    stats_.energy_start = energy_of(q_, v_);
+    next_output_ = t_;
+    if (!impacts(result)) return false;
+    if (!sample_controller(result)) return false;
+    if (!settle(result)) return false;
+    initialised_ = true;
+  }
+  if (rec_ && opt_.output_rate > 0 && next_output_ <= t_) {
+    record_sample(t_, q_, v_);
+    next_output_ = t_ + 1.0 / opt_.output_rate;
+  }
+  const long step_cap = stats_.steps + opt_.max_steps;
+  VectorX q1, v1;
+  while (t_ < until) {
+    if (stats_.steps >= step_cap) {
+      return fail(result, SimulationStatus::StepLimit, "more than max_steps = " + std::to_string(opt_.max_steps) + " steps at t = " + fmt(t_));
     }
-    if (rec_ && opt_.output_rate > 0 && next_output_ <= t_) {
-      record_sample(t_, q_, v_);
-      next_output_ = t_ + 1.0 / opt_.output_rate;
+    // Stop times closer than rounding: reached.
+    const double slack = std::max(1e-9 * h_init_, 1e-12 * std::max(1.0, std::abs(t_)));
+    if (until - t_ <= slack) {
+      t_ = until;
+      break;
     }
-    const long step_cap = stats_.steps + opt_.max_steps;
-    VectorX q1, v1;
-    while (t_ < until) {
-      if (stats_.steps >= step_cap) {
-        fail(result, SimulationStatus::StepLimit, "more than max_steps = " + std::to_string(opt_.max_steps) + " steps at t = " + fmt(t_));
-        return finish(result, wall0);
+    if (next_sample_ - t_ <= slack) {
+      if (!sample_controller(result) || !settle(result)) return false;
+      continue;
+    }
+    // 0. the nominal step, cut at the controller's next sample and the end
+    double h = h_init_;
+    bool cut_by_time = false;
+    const double t_stop = std::min(next_sample_, until);
+    // (a remainder below 1e-6 h is rounding: merged into this step)
+    if (t_ + h * (1.0 + 1e-6) >= t_stop) {
+      h = t_stop - t_;
+      cut_by_time = true;
+    }
+    // 1–4. predict, LCP, correct; on the first penetration land on the
+    // contact the prediction reaches (the prediction's configuration is
+    // searched only then: most steps penetrate nothing), else halve;
+    // shorten to a stick
+    bool shortened = false, landing_tried = false;
+    Outcome outcome;
+    bool stick_landing = false;
+    for (;;) {
+      if (h < opt_.min_step) {
+        return fail(result, SimulationStatus::StepUnderflow,
+                    "the step fell to " + fmt(h) + " s (below min_step) at t = " + fmt(t_) + contact_summary());
       }
-      // Stop times closer than rounding: reached.
-      const double slack = std::max(1e-9 * h_init_, 1e-12 * std::max(1.0, std::abs(t_)));
-      if (until - t_ <= slack) {
-        t_ = until;
-        break;
-      }
-      if (next_sample_ - t_ <= slack) {
-        if (!sample_controller(result) || !settle(result)) return finish(result, wall0);
-        continue;
-      }
-      // 0. the nominal step, cut at the controller's next sample and the end
-      double h = h_init_;
-      bool cut_by_time = false;
-      const double t_stop = std::min(next_sample_, until);
-      // (a remainder below 1e-6 h is rounding: merged into this step)
-      if (t_ + h * (1.0 + 1e-6) >= t_stop) {
-        h = t_stop - t_;
-        cut_by_time = true;
-      }
-      // 1–4. predict, LCP, correct; on the first penetration land on the
-      // contact the prediction reaches (the prediction's configuration is
-      // searched only then: most steps penetrate nothing), else halve;
-      // shorten to a stick
-      bool shortened = false, landing_tried = false;
-      Outcome outcome;
-      bool stick_landing = false;
-      for (;;) {
-        if (h < opt_.min_step) {
-          fail(result, SimulationStatus::StepUnderflow,
-               "the step fell to " + fmt(h) + " s (below min_step) at t = " + fmt(t_) + contact_summary());
-          return finish(result, wall0);
+      double h_stick = kInf;
+      outcome = attempt(h, stick_landing, q1, v1, h_stick);
+      if (outcome == Outcome::Accepted) break;
+      shortened = true;
+      if (outcome == Outcome::Stick) {
+        stick_landing = h_stick > 0.0 && h_stick < h;
+        h = stick_landing ? h_stick : 0.5 * h;
+      } else {
+        stick_landing = false;
+        double h_land = h;
+        if (outcome == Outcome::Penetration && !landing_tried) {
+          landing_tried = true;
+          h_land = land(h);
         }
-        double h_stick = kInf;
-        outcome = attempt(h, stick_landing, q1, v1, h_stick);
-        if (outcome == Outcome::Accepted) break;
-        shortened = true;
-        if (outcome == Outcome::Stick) {
-          stick_landing = h_stick > 0.0 && h_stick < h;
-          h = stick_landing ? h_stick : 0.5 * h;
-        } else {
-          stick_landing = false;
-          double h_land = h;
-          if (outcome == Outcome::Penetration && !landing_tried) {
-            landing_tried = true;
-            h_land = land(h);
-          }
-          h = h_land < h ? h_land : 0.5 * h;  // landing; else penetration, or no LCP solution at the prediction
-        }
-        if (outcome == Outcome::ContactFailed && h < opt_.min_step) {
-          fail(result, SimulationStatus::ContactFailure, "contact forces at t = " + fmt(t_) + ": " + message_);
-          return finish(result, wall0);
-        }
+        h = h_land < h ? h_land : 0.5 * h;  // landing; else penetration, or no LCP solution at the prediction
       }
-      if (!q1.allFinite() || !v1.allFinite()) {
-        fail(result, SimulationStatus::NonFinite, "the state became non-finite at t ≈ " + fmt(t_ + h) + contact_summary());
-        return finish(result, wall0);
-      }
-      // 5. accept
-      ++stats_.steps;
-      score(shortened ? -1 : (cut_by_time ? 0 : +1));
-      const double t0 = t_;
-      const VectorX q0 = q_, v0 = v_;
-      t_ = (cut_by_time && !shortened) ? t_stop : t_ + h;
-      q_ = q1;
-      v_ = v1;
-      if (quaternion_error(m, q_) > 1e-12) normalize_configuration(m, q_);
-      const long events_before = stats_.events;
-      project();
-      no_energy_gain(q0, v0, h);
-      // Samples inside the step: towards the corrected state (before any impact at t_).
-      record_outputs_until(t0, q0, v0, t_, q_, v_, false);
-      if (!impacts(result)) return finish(result, wall0);
-      if (next_sample_ <= t_ && !sample_controller(result)) return finish(result, wall0);
-      if (!settle(result)) return finish(result, wall0);
-      if (rec_ && opt_.output_rate > 0 && next_output_ <= t_) {
-        record_sample(t_, q_, v_);
-        next_output_ = std::round((next_output_ + 1.0 / opt_.output_rate) * opt_.output_rate) / opt_.output_rate;
-      } else if (rec_ && stats_.events > events_before) {
-        record_sample(t_, q_, v_);
+      if (outcome == Outcome::ContactFailed && h < opt_.min_step) {
+        return fail(result, SimulationStatus::ContactFailure, "contact forces at t = " + fmt(t_) + ": " + message_);
       }
     }
-    // The output at the end time when the last step stopped within rounding of
-    // it (the loop's end then skips the sample, and its contacts with it).
+    if (!q1.allFinite() || !v1.allFinite()) {
+      return fail(result, SimulationStatus::NonFinite, "the state became non-finite at t ≈ " + fmt(t_ + h) + contact_summary());
+    }
+    // 5. accept
+    ++stats_.steps;
+    score(shortened ? -1 : (cut_by_time ? 0 : +1));
+    const double t0 = t_;
+    const VectorX q0 = q_, v0 = v_;
+    t_ = (cut_by_time && !shortened) ? t_stop : t_ + h;
+    q_ = q1;
+    v_ = v1;
+    if (quaternion_error(m, q_) > 1e-12) normalize_configuration(m, q_);
+    const long events_before = stats_.events;
+    project();
+    no_energy_gain(q0, v0, h);
+    // Samples inside the step: towards the corrected state (before any impact at t_).
+    record_outputs_until(t0, q0, v0, t_, q_, v_, false);
+    if (!impacts(result)) return false;
+    if (next_sample_ <= t_ && !sample_controller(result)) return false;
+    if (!settle(result)) return false;
     if (rec_ && opt_.output_rate > 0 && next_output_ <= t_) {
       record_sample(t_, q_, v_);
       next_output_ = std::round((next_output_ + 1.0 / opt_.output_rate) * opt_.output_rate) / opt_.output_rate;
+    } else if (rec_ && stats_.events > events_before) {
+      record_sample(t_, q_, v_);
     }
-    result.status = SimulationStatus::Finished;
-    result.message = "finished at t = " + fmt(t_);
-  } catch (const Error& e) {
-    fail(result, SimulationStatus::Failed, "at t = " + fmt(t_) + ": " + e.what() + contact_summary());
   }
-  return finish(result, wall0);
+  return true;
 }
 
 // ---- one attempted step -----------------------------------------------------------------

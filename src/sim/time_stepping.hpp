@@ -70,7 +70,6 @@ class TimeStepping final : public SchemeBase {
   TimeStepping(World w, const SimulationOptions& o);
 
   const std::vector<Contact>& current_contacts() const override { return current_view_; }
-  SimulationResult run_until(double until, Recorder* recorder) override;
 
  private:
   static constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -110,7 +109,9 @@ class TimeStepping final : public SchemeBase {
     if (!controller_) return true;
     return sample_controller_at(q_, result);
   }
-  std::string contact_summary() const;
+  bool advance(double until, SimulationResult& result) override;
+  void record_current() override { record_sample(t_, q_, v_); }
+  std::string contact_summary() const override;
   void refresh_view() {
     current_view_.clear();
     for (const Tracked& tr : beta_) current_view_.push_back(tr.contact);
