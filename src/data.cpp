@@ -25,7 +25,7 @@ Data::Data(const Model& model)
       tau(VectorX::Zero(model.nv())),
       C(VectorX::Zero(model.nv())),
       g(VectorX::Zero(model.nv())),
-      oIc(model.nbodies()),
+      Ic(model.nbodies()),
       qsc(Eigen::Matrix<double, 2, Eigen::Dynamic>::Zero(2, model.nbodies())),
       H(MatrixX::Zero(model.nv(), model.nv())),
       oIA(model.nbodies(), Mat6::Zero()),

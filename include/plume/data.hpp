@@ -55,7 +55,7 @@ class Data {
   VectorX g;             ///< [nv] gravity torques from gravity_torques()
 
   // ---- joint-space inertia: crba() ------------------------------------------------
-  std::vector<RigidInertia> oIc;  ///< [nbodies] composite inertia of each subtree, world
+  std::vector<RigidInertia> Ic;   ///< [nbodies] composite inertia of each subtree, body coordinates
   Eigen::Matrix<double, 2, Eigen::Dynamic> qsc;  ///< [2×nbodies] workspace: sin and cos of revolute joint angles
   MatrixX H;                      ///< [nv×nv] joint-space inertia, both triangles
 

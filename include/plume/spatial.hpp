@@ -287,6 +287,10 @@ class RigidInertia {
   PLUME_INLINE const Vec3& h() const { return h_; }
   /// Rotational inertia about the frame origin.
   PLUME_INLINE const Mat3& Ibar() const { return Ibar_; }
+  /// The three parts, writable (for algorithms that build an inertia in place).
+  PLUME_INLINE double& mass() { return m_; }
+  PLUME_INLINE Vec3& h() { return h_; }
+  PLUME_INLINE Mat3& Ibar() { return Ibar_; }
   /// Centre of mass (zero for a massless body).
   PLUME_INLINE Vec3 com() const { return m_ > 0.0 ? Vec3(h_ / m_) : Vec3::Zero(); }
   /// Rotational inertia about the centre of mass.

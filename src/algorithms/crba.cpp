@@ -1,8 +1,22 @@
-// Composite-rigid-body algorithm (RBDA Table 6.2), with world axes (about each
-// subtree root's origin, see Data::orel):
-// composite inertias add without transforms, and H_lk = oS_lᵀ (oIc_i oS_k)
-// for every ancestor dof l of a dof k of body i.
+// Composite-rigid-body algorithm (RBDA Table 6.2) in body coordinates.
+//
+// Forward: the joint transforms Xup and the placements X0. Backward, leaves
+// to root: body i's composite inertia Ic_i (body coordinates) gives
+// F = Ic_i S_k for each of its dofs k; H(k, k) = S_kᵀ F, and F carried up the
+// support chain by F ← Xupᵀ F gives H(l, k) = S_lᵀ F for every ancestor dof l
+// (the branch-induced sparsity: other entries of H stay zero); then
+// Ic_λ += Xupᵀ Ic_i Xup.
+//
+// For an axis-aligned revolute joint whose tree rotation is the identity
+// (every joint of the shipped models but the free-flyer), S = [e_A; 0]:
+// F is a column of Ic (no products), S_lᵀ F picks a coefficient, and Xup is a
+// plane rotation followed by a translation, so that Xupᵀ F costs 14 products
+// and Xupᵀ Ic Xup about 45. A free-flyer's S is the identity in its body
+// coordinates: at a root, its 6×6 block of H is its composite inertia as it
+// stands, and its coupling entries are F in its coordinates.
 #include "plume/algorithms/crba.hpp"
+
+#include <type_traits>
 
 #include "checks.hpp"
 #include "joint_kernels.hpp"
@@ -11,14 +25,155 @@ namespace plume {
 
 namespace {
 
-// The sums are written in the order Eigen's fixed-size kernels evaluate them
-// in the default (SSE2) build (see detail::sum_l): H stays bit-identical to
-// the Eigen expressions they replace; the contact solvers' pivoting on
-// degenerate problems is sensitive to the last bit of H.
-
-/// A 6-vector dot product, even and odd lanes summed apart (as Eigen does).
+/// A 6-vector dot product.
 PLUME_INLINE double dot6(const double* a, const double* b) {
   return (a[0] * b[0] + (a[2] * b[2] + a[4] * b[4])) + (a[1] * b[1] + (a[3] * b[3] + a[5] * b[5]));
+}
+
+/// Does joint j have an axis-aligned revolute kernel with the identity tree
+/// rotation (Xup = plane rotation, then translation)?
+PLUME_INLINE bool is_plane_revolute(const Joint& j) {
+  return (j.kind == JointKind::RevoluteX || j.kind == JointKind::RevoluteY || j.kind == JointKind::RevoluteZ) &&
+         j.tree_rotation_identity;
+}
+
+/// Ic_λ += Xᵀ Ic X for X = (E, r) with E the plane rotation about axis A of
+/// an axis-aligned revolute joint (rows i1, i2 of E: (c, s), (−s, c) in the
+/// columns i1, i2; (i1, i2) = (A + 1, A + 2) mod 3). With hr = Eᵀ h and
+/// hA = hr + m r: h_λ += hA and Ī_λ += Eᵀ Ī E + (r·hr + r·hA) 1 − hr rᵀ − r hAᵀ
+/// (RBDA Table 2.5 with −a× b× = (a·b) 1 − b aᵀ), one triangle computed and
+/// mirrored, so Ī_λ stays exactly symmetric.
+template <int A>
+PLUME_INLINE void add_plane_transformed(const RigidInertia& Y, const Transform& X, RigidInertia& P) {
+  constexpr int i1 = (A + 1) % 3;
+  constexpr int i2 = (A + 2) % 3;
+  const double c = X.E()(i1, i1);
+  const double s = X.E()(i1, i2);
+  const Vec3& r = X.r();
+  const double m = Y.mass();
+  const Vec3& h = Y.h();
+  const Mat3& I = Y.Ibar();
+  double R[3][3];  // Eᵀ Ī E
+  {
+    const double a = I(i1, i1), b = I(i1, i2), d = I(i2, i2);
+    const double cc = c * c, ss = s * s, cs = c * s;
+    R[A][A] = I(A, A);
+    R[A][i1] = c * I(A, i1) - s * I(A, i2);
+    R[A][i2] = s * I(A, i1) + c * I(A, i2);
+    R[i1][i1] = (a * cc - 2.0 * b * cs) + d * ss;
+    R[i2][i2] = (a * ss + 2.0 * b * cs) + d * cc;
+    R[i1][i2] = (a - d) * cs + b * (cc - ss);
+    R[i1][A] = R[A][i1];
+    R[i2][A] = R[A][i2];
+    R[i2][i1] = R[i1][i2];
+  }
+  double hr[3];
+  hr[A] = h[A];
+  hr[i1] = c * h[i1] - s * h[i2];
+  hr[i2] = s * h[i1] + c * h[i2];
+  double hA[3];
+  for (int k = 0; k < 3; ++k) hA[k] = hr[k] + m * r[k];
+  const double diag = ((r[0] * hr[0] + r[1] * hr[1]) + r[2] * hr[2]) + ((r[0] * hA[0] + r[1] * hA[1]) + r[2] * hA[2]);
+  Mat3& Ip = P.Ibar();
+  for (int b = 0; b < 3; ++b) {
+    for (int a = 0; a <= b; ++a) {
+      const double x = R[a][b] - (hr[a] * r[b] + r[a] * hA[b]) + (a == b ? diag : 0.0);
+      Ip(a, b) += x;
+      if (a != b) Ip(b, a) += x;
+    }
+  }
+  P.mass() += m;
+  Vec3& hp = P.h();
+  for (int k = 0; k < 3; ++k) hp[k] += hA[k];
+}
+
+/// Ic_λ += Xᵀ Ic X for any transform (Transform::apply_transpose).
+PLUME_INLINE void add_transformed(const RigidInertia& Y, const Transform& X, RigidInertia& P) {
+  P += X.apply_transpose(Y);
+}
+
+/// f ← Xᵀ f for X = (E, r) with E the plane rotation of an axis-aligned
+/// revolute joint about A: [Eᵀ n + r × Eᵀ l; Eᵀ l] (14 products).
+template <int A>
+PLUME_INLINE void plane_force_up(const Transform& X, double* f) {
+  constexpr int i1 = (A + 1) % 3;
+  constexpr int i2 = (A + 2) % 3;
+  const double c = X.E()(i1, i1);
+  const double s = X.E()(i1, i2);
+  const Vec3& r = X.r();
+  double n[3], l[3];
+  n[A] = f[A];
+  n[i1] = c * f[i1] - s * f[i2];
+  n[i2] = s * f[i1] + c * f[i2];
+  l[A] = f[3 + A];
+  l[i1] = c * f[3 + i1] - s * f[3 + i2];
+  l[i2] = s * f[3 + i1] + c * f[3 + i2];
+  f[0] = n[0] + (r[1] * l[2] - r[2] * l[1]);
+  f[1] = n[1] + (r[2] * l[0] - r[0] * l[2]);
+  f[2] = n[2] + (r[0] * l[1] - r[1] * l[0]);
+  f[3] = l[0];
+  f[4] = l[1];
+  f[5] = l[2];
+}
+
+/// f ← Xup_jᵀ f: a force from body j's coordinates to its parent's.
+PLUME_INLINE void force_up(const Joint& j, const Transform& Xup, double* f) {
+  if (j.tree_rotation_identity) {
+    switch (j.kind) {
+      case JointKind::RevoluteX: plane_force_up<0>(Xup, f); return;
+      case JointKind::RevoluteY: plane_force_up<1>(Xup, f); return;
+      case JointKind::RevoluteZ: plane_force_up<2>(Xup, f); return;
+      default: break;
+    }
+  }
+  Force in;
+  for (int k = 0; k < 6; ++k) in.vector()[k] = f[k];
+  const Force out = Xup.apply_transpose(in);
+  for (int k = 0; k < 6; ++k) f[k] = out.vector()[k];
+}
+
+/// H(l, k) = H(k, l) = S_lᵀ f for every dof l of joint j (S in body coordinates).
+PLUME_INLINE void project(const Joint& j, const double* S, const double* f, double* H, int nv, int k) {
+  const int l = j.v_index;
+  switch (j.kind) {
+    case JointKind::RevoluteX:
+      H[l + nv * k] = f[0];
+      H[k + nv * l] = f[0];
+      return;
+    case JointKind::RevoluteY:
+      H[l + nv * k] = f[1];
+      H[k + nv * l] = f[1];
+      return;
+    case JointKind::RevoluteZ:
+      H[l + nv * k] = f[2];
+      H[k + nv * l] = f[2];
+      return;
+    case JointKind::FreeFlyer:
+      for (int m = 0; m < 6; ++m) {
+        H[l + m + nv * k] = f[m];
+        H[k + nv * (l + m)] = f[m];
+      }
+      return;
+    default:
+      for (int m = l; m < l + j.nv; ++m) {
+        const double x = dot6(S + 6 * m, f);
+        H[m + nv * k] = x;
+        H[k + nv * m] = x;
+      }
+      return;
+  }
+}
+
+/// f = Ic S for S = [e_A; 0]: [Ī e_A; e_A × h] (no products).
+template <int A>
+PLUME_INLINE void revolute_force(const RigidInertia& Y, double* f) {
+  constexpr int i1 = (A + 1) % 3;
+  constexpr int i2 = (A + 2) % 3;
+  const Vec3& h = Y.h();
+  for (int r = 0; r < 3; ++r) f[r] = Y.Ibar()(r, A);
+  f[3 + A] = 0.0;
+  f[3 + i1] = -h[i2];
+  f[3 + i2] = h[i1];
 }
 
 }  // namespace
@@ -37,60 +192,97 @@ PLUME_FLATTEN const MatrixX& crba(const Model& model, Data& data, const VecRef& 
       detail::sin_cos(q[j.q_index], sc[2 * i], sc[2 * i + 1]);
     }
   }
+  // Forward: Xup, X0 (the placements, for the caller), and Ic = the body's inertia.
   for (int i = 1; i < nb; ++i) {
     const Joint& j = model.joint(i);
     detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
       using K = decltype(jk);
-      double* S = detail::S_cols(data.S, j);
       if constexpr (detail::is_revolute_aligned<K>) {
         K::position_sc(model.Xtree(i), sc[2 * i], sc[2 * i + 1], data.Xup[i]);
       } else {
-        K::position(j, model.Xtree(i), q.data() + j.q_index, data.Xup[i], S);
+        K::position(j, model.Xtree(i), q.data() + j.q_index, data.Xup[i], detail::S_cols(data.S, j));
       }
-      const Vec3 rel = detail::world_placement<K>(model, data, i);
-      const Mat3& E = data.X0[i].E();
-      K::world_subspace(E, rel, S, detail::S_cols(data.oS, j));
-      data.oIc[i] = detail::world_inertia(model, i, E, rel);
+      const int p = model.parent(i);
+      if (p > 0) {
+        const Transform& Xup = data.Xup[i];
+        const Transform& X0p = data.X0[p];
+        K::world_rotation(j, Xup, X0p.E(), data.X0[i].E());
+        const Mat3& Ep = X0p.E();
+        // Xup.r (the tree offset itself for a revolute joint: read from the model).
+        const Vec3& ru = detail::is_revolute_aligned<K> ? model.Xtree(i).r() : Xup.r();
+        double* r0 = data.X0[i].r().data();
+        for (int c = 0; c < 3; ++c) r0[c] = X0p.r()[c] + detail::sum_l(Ep(0, c) * ru[0], Ep(1, c) * ru[1], Ep(2, c) * ru[2]);
+      } else if constexpr (detail::is_revolute_aligned<K>) {
+        K::position_sc(model.Xtree(i), sc[2 * i], sc[2 * i + 1], data.X0[i]);
+      } else {
+        K::position(j, model.Xtree(i), q.data() + j.q_index, data.X0[i], detail::S_cols(data.S, j));
+      }
     });
+    data.Ic[i] = model.inertia(i);
   }
-  // Composite inertias, leaves to root.
-  for (int i = nb - 1; i > 0; --i) {
-    const int p = model.parent(i);
-    if (p > 0) data.oIc[p] += data.oIc[i];
-  }
-  // F = Ic S_k, then H(l, k) = S_lᵀ F for k's own joint and every ancestor dof l.
-  // When the subtree hangs from a free-flyer, its six dofs are the last
-  // ancestors, with oS = [Eᵀ 0; 0 Eᵀ] (the root is the reference point): their
-  // entries are E F_ang and E F_lin, without the products by zero.
+  // Backward.
   const int nv = model.nv();
   double* H = data.H.data();
-  const double* oS = data.oS.data();
-  for (int i = 1; i < nb; ++i) {
+  const double* S = data.S.data();
+  for (int i = nb - 1; i > 0; --i) {
     const Joint& j = model.joint(i);
-    const RigidInertia& Y = data.oIc[i];
-    const int r = model.subtree_root(i);
-    const bool below_free = r != i && model.joint(r).kind == JointKind::FreeFlyer;
-    const int free_v = model.joint(r).v_index;
-    const int last_generic = below_free ? free_v + 5 : -1;
-    for (int k = j.v_index; k < j.v_index + j.nv; ++k) {
-      double F[6];
-      detail::inertia_times(Y, oS + 6 * k, F);
-      H[k + nv * k] = dot6(oS + 6 * k, F);
-      for (int l = model.dof_parent(k); l > last_generic; l = model.dof_parent(l)) {
-        const double x = dot6(oS + 6 * l, F);
-        H[l + nv * k] = x;
-        H[k + nv * l] = x;
-      }
-      if (below_free) {
-        const Mat3& E = data.X0[r].E();
-        for (int c = 0; c < 3; ++c) {  // dot6 with the zero terms left out
-          const double x = (E(c, 0) * F[0] + E(c, 2) * F[2]) + E(c, 1) * F[1];
-          const double y = E(c, 1) * F[4] + (E(c, 0) * F[3] + E(c, 2) * F[5]);
-          H[free_v + c + nv * k] = x;
-          H[k + nv * (free_v + c)] = x;
-          H[free_v + 3 + c + nv * k] = y;
-          H[k + nv * (free_v + 3 + c)] = y;
+    const RigidInertia& Y = data.Ic[i];
+    const int p = model.parent(i);
+    if (j.kind == JointKind::FreeFlyer && p == 0) {
+      // S = 1: the block is Ic = [Ī h×; h×ᵀ m1] itself.
+      double* B = H + j.v_index * (nv + 1);
+      const Mat3& I = Y.Ibar();
+      const Vec3& h = Y.h();
+      const double hx[3][3] = {{0.0, -h[2], h[1]}, {h[2], 0.0, -h[0]}, {-h[1], h[0], 0.0}};
+      for (int b = 0; b < 3; ++b) {
+        for (int a = 0; a < 3; ++a) {
+          B[a + nv * b] = I(a, b);
+          B[a + nv * (3 + b)] = hx[a][b];
+          B[3 + b + nv * a] = hx[a][b];
+          B[3 + a + nv * (3 + b)] = a == b ? Y.mass() : 0.0;
         }
+      }
+      continue;
+    }
+    for (int k = j.v_index; k < j.v_index + j.nv; ++k) {
+      double f[6];
+      switch (j.kind) {  // f = Ic S_k; H(l, k) for the dofs l ≤ k of joint i
+        case JointKind::RevoluteX:
+          revolute_force<0>(Y, f);
+          H[k + nv * k] = f[0];
+          break;
+        case JointKind::RevoluteY:
+          revolute_force<1>(Y, f);
+          H[k + nv * k] = f[1];
+          break;
+        case JointKind::RevoluteZ:
+          revolute_force<2>(Y, f);
+          H[k + nv * k] = f[2];
+          break;
+        default:
+          detail::inertia_times(Y, S + 6 * k, f);
+          for (int l = j.v_index; l <= k; ++l) {
+            const double x = dot6(S + 6 * l, f);
+            H[l + nv * k] = x;
+            H[k + nv * l] = x;
+          }
+          break;
+      }
+      // Up the support chain.
+      for (int b = i, a = p; a > 0; b = a, a = model.parent(a)) {
+        force_up(model.joint(b), data.Xup[b], f);
+        project(model.joint(a), S, f, H, nv, k);
+      }
+    }
+    if (p > 0) {
+      if (is_plane_revolute(j)) {
+        switch (j.kind) {
+          case JointKind::RevoluteX: add_plane_transformed<0>(Y, data.Xup[i], data.Ic[p]); break;
+          case JointKind::RevoluteY: add_plane_transformed<1>(Y, data.Xup[i], data.Ic[p]); break;
+          default: add_plane_transformed<2>(Y, data.Xup[i], data.Ic[p]); break;
+        }
+      } else {
+        add_transformed(Y, data.Xup[i], data.Ic[p]);
       }
     }
   }

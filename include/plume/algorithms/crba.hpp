@@ -7,7 +7,7 @@
 
 namespace plume {
 
-/// Writes data.H (and data.Xup, data.X0, data.orel, data.oS, data.oIc). @returns data.H.
+/// Writes data.H (and data.Xup, data.X0, data.S, data.Ic). @returns data.H.
 const MatrixX& crba(const Model& model, Data& data, const VecRef& q);
 
 namespace unchecked {
