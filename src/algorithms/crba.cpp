@@ -37,6 +37,37 @@ PLUME_INLINE bool is_plane_revolute(const Joint& j) {
          j.tree_rotation_identity;
 }
 
+/// The axis A of an axis-aligned revolute kernel.
+template <class K>
+inline constexpr int axis_of = -1;
+template <int A>
+inline constexpr int axis_of<detail::RevoluteAligned<A>> = A;
+
+/// Xup of an axis-aligned revolute joint about A with the identity tree
+/// rotation: E = R_A(q)ᵀ written directly (rows i1, i2: (c, s), (−s, c) in the
+/// columns i1, i2; the values RevoluteAligned::position_sc computes as
+/// products with the identity), r = the tree offset.
+template <int A>
+PLUME_INLINE void plane_position(const Transform& Xtree, double s, double c, Transform& X) {
+  constexpr int i1 = (A + 1) % 3;
+  constexpr int i2 = (A + 2) % 3;
+  Mat3& E = X.E();
+  E(A, A) = 1.0;
+  E(A, i1) = 0.0;
+  E(A, i2) = 0.0;
+  E(i1, A) = 0.0;
+  E(i1, i1) = c;
+  E(i1, i2) = s;
+  E(i2, A) = 0.0;
+  E(i2, i1) = -s;
+  E(i2, i2) = c;
+  const Vec3& rt = Xtree.r();
+  double* r = X.r().data();
+  r[0] = rt[0];
+  r[1] = rt[1];
+  r[2] = rt[2];
+}
+
 /// Ic_λ += Xᵀ Ic X for X = (E, r) with E the plane rotation about axis A of
 /// an axis-aligned revolute joint (rows i1, i2 of E: (c, s), (−s, c) in the
 /// columns i1, i2; (i1, i2) = (A + 1, A + 2) mod 3). With hr = Eᵀ h and
@@ -45,39 +76,78 @@ PLUME_INLINE bool is_plane_revolute(const Joint& j) {
 /// mirrored, so Ī_λ stays exactly symmetric.
 template <int A>
 PLUME_INLINE void add_plane_transformed(const RigidInertia& Y, const Transform& X, RigidInertia& P) {
+  // Named scalars throughout (no small arrays: GCC kept those on the stack
+  // and read them back in wider loads than it wrote them).
   constexpr int i1 = (A + 1) % 3;
   constexpr int i2 = (A + 2) % 3;
   const double c = X.E()(i1, i1);
   const double s = X.E()(i1, i2);
+  const double m = Y.mass();
+  const Mat3& I = Y.Ibar();
+  const Vec3& h = Y.h();
+  const Vec3& r = X.r();
+  const double rA = r[A], r1 = r[i1], r2 = r[i2];
+  // Eᵀ Ī E: E turns the (i1, i2) plane only.
+  const double a = I(i1, i1), b = I(i1, i2), d = I(i2, i2);
+  const double cc = c * c, ss = s * s, cs = c * s;
+  const double RA1 = c * I(A, i1) - s * I(A, i2);
+  const double RA2 = s * I(A, i1) + c * I(A, i2);
+  const double R11 = (a * cc - 2.0 * b * cs) + d * ss;
+  const double R22 = (a * ss + 2.0 * b * cs) + d * cc;
+  const double R12 = (a - d) * cs + b * (cc - ss);
+  // hr = Eᵀ h, hA = hr + m r.
+  const double hrA = h[A];
+  const double hr1 = c * h[i1] - s * h[i2];
+  const double hr2 = s * h[i1] + c * h[i2];
+  const double hAA = hrA + m * rA, hA1 = hr1 + m * r1, hA2 = hr2 + m * r2;
+  const double diag = ((rA * hrA + r1 * hr1) + r2 * hr2) + ((rA * hAA + r1 * hA1) + r2 * hA2);
+  const double xAA = (I(A, A) - (hrA * rA + rA * hAA)) + diag;
+  const double x11 = (R11 - (hr1 * r1 + r1 * hA1)) + diag;
+  const double x22 = (R22 - (hr2 * r2 + r2 * hA2)) + diag;
+  const double xA1 = RA1 - (hrA * r1 + rA * hA1);
+  const double xA2 = RA2 - (hrA * r2 + rA * hA2);
+  const double x12 = R12 - (hr1 * r2 + r1 * hA2);
+  Mat3& Ip = P.Ibar();
+  Ip(A, A) += xAA;
+  Ip(i1, i1) += x11;
+  Ip(i2, i2) += x22;
+  Ip(A, i1) += xA1;
+  Ip(i1, A) += xA1;
+  Ip(A, i2) += xA2;
+  Ip(i2, A) += xA2;
+  Ip(i1, i2) += x12;
+  Ip(i2, i1) += x12;
+  P.mass() += m;
+  Vec3& hp = P.h();
+  hp[A] += hAA;
+  hp[i1] += hA1;
+  hp[i2] += hA2;
+}
+
+/// Ic_λ += Xᵀ Ic X for any transform X = (E, r): the same formula as
+/// add_plane_transformed with a full rotation (Eᵀ Ī E as Eᵀ (Ī E), one
+/// triangle), on scalars.
+PLUME_INLINE void add_transformed(const RigidInertia& Y, const Transform& X, RigidInertia& P) {
+  const Mat3& E = X.E();
+  const Mat3& I = Y.Ibar();
+  const Vec3& h = Y.h();
   const Vec3& r = X.r();
   const double m = Y.mass();
-  const Vec3& h = Y.h();
-  const Mat3& I = Y.Ibar();
-  double R[3][3];  // Eᵀ Ī E
-  {
-    const double a = I(i1, i1), b = I(i1, i2), d = I(i2, i2);
-    const double cc = c * c, ss = s * s, cs = c * s;
-    R[A][A] = I(A, A);
-    R[A][i1] = c * I(A, i1) - s * I(A, i2);
-    R[A][i2] = s * I(A, i1) + c * I(A, i2);
-    R[i1][i1] = (a * cc - 2.0 * b * cs) + d * ss;
-    R[i2][i2] = (a * ss + 2.0 * b * cs) + d * cc;
-    R[i1][i2] = (a - d) * cs + b * (cc - ss);
-    R[i1][A] = R[A][i1];
-    R[i2][A] = R[A][i2];
-    R[i2][i1] = R[i1][i2];
+  double T[3][3];  // T[c][k] = (Ī E)(k, c)
+  for (int c = 0; c < 3; ++c) {
+    for (int k = 0; k < 3; ++k) T[c][k] = (I(k, 0) * E(0, c) + I(k, 1) * E(1, c)) + I(k, 2) * E(2, c);
   }
-  double hr[3];
-  hr[A] = h[A];
-  hr[i1] = c * h[i1] - s * h[i2];
-  hr[i2] = s * h[i1] + c * h[i2];
-  double hA[3];
-  for (int k = 0; k < 3; ++k) hA[k] = hr[k] + m * r[k];
+  double hr[3], hA[3];
+  for (int c = 0; c < 3; ++c) {
+    hr[c] = (E(0, c) * h[0] + E(1, c) * h[1]) + E(2, c) * h[2];
+    hA[c] = hr[c] + m * r[c];
+  }
   const double diag = ((r[0] * hr[0] + r[1] * hr[1]) + r[2] * hr[2]) + ((r[0] * hA[0] + r[1] * hA[1]) + r[2] * hA[2]);
   Mat3& Ip = P.Ibar();
   for (int b = 0; b < 3; ++b) {
     for (int a = 0; a <= b; ++a) {
-      const double x = R[a][b] - (hr[a] * r[b] + r[a] * hA[b]) + (a == b ? diag : 0.0);
+      const double R = (E(0, a) * T[b][0] + E(1, a) * T[b][1]) + E(2, a) * T[b][2];
+      const double x = (R - (hr[a] * r[b] + r[a] * hA[b])) + (a == b ? diag : 0.0);
       Ip(a, b) += x;
       if (a != b) Ip(b, a) += x;
     }
@@ -85,11 +155,6 @@ PLUME_INLINE void add_plane_transformed(const RigidInertia& Y, const Transform& 
   P.mass() += m;
   Vec3& hp = P.h();
   for (int k = 0; k < 3; ++k) hp[k] += hA[k];
-}
-
-/// Ic_λ += Xᵀ Ic X for any transform (Transform::apply_transpose).
-PLUME_INLINE void add_transformed(const RigidInertia& Y, const Transform& X, RigidInertia& P) {
-  P += X.apply_transpose(Y);
 }
 
 /// f ← Xᵀ f for X = (E, r) with E the plane rotation of an axis-aligned
@@ -126,10 +191,20 @@ PLUME_INLINE void force_up(const Joint& j, const Transform& Xup, double* f) {
       default: break;
     }
   }
-  Force in;
-  for (int k = 0; k < 6; ++k) in.vector()[k] = f[k];
-  const Force out = Xup.apply_transpose(in);
-  for (int k = 0; k < 6; ++k) f[k] = out.vector()[k];
+  // [Eᵀ n + r × Eᵀ l; Eᵀ l] with a full rotation.
+  const Mat3& E = Xup.E();
+  const Vec3& r = Xup.r();
+  double n[3], l[3];
+  for (int c = 0; c < 3; ++c) {
+    n[c] = (E(0, c) * f[0] + E(1, c) * f[1]) + E(2, c) * f[2];
+    l[c] = (E(0, c) * f[3] + E(1, c) * f[4]) + E(2, c) * f[5];
+  }
+  f[0] = n[0] + (r[1] * l[2] - r[2] * l[1]);
+  f[1] = n[1] + (r[2] * l[0] - r[0] * l[2]);
+  f[2] = n[2] + (r[0] * l[1] - r[1] * l[0]);
+  f[3] = l[0];
+  f[4] = l[1];
+  f[5] = l[2];
 }
 
 /// H(l, k) = H(k, l) = S_lᵀ f for every dof l of joint j (S in body coordinates).
@@ -182,52 +257,67 @@ namespace unchecked {
 
 PLUME_FLATTEN const MatrixX& crba(const Model& model, Data& data, const VecRef& q) {
   const int nb = model.nbodies();
+  // The tree, the joints and the bodies through plain arrays (the Model
+  // accessors check every index).
+  const int* parent = model.parents().data();
+  const Joint* joint = &model.joint(0);
+  const Transform* Xtree = &model.Xtree(0);
+  Transform* Xup = data.Xup.data();
+  Transform* X0 = data.X0.data();
   // Sines and cosines of the axis-aligned revolute joints first, in a loop of
   // their own: the pass below then makes no calls (a call spills every live
   // vector register).
   double* sc = data.qsc.data();
   for (int i = 1; i < nb; ++i) {
-    const Joint& j = model.joint(i);
+    const Joint& j = joint[i];
     if (j.kind == JointKind::RevoluteX || j.kind == JointKind::RevoluteY || j.kind == JointKind::RevoluteZ) {
       detail::sin_cos(q[j.q_index], sc[2 * i], sc[2 * i + 1]);
     }
   }
   // Forward: Xup, X0 (the placements, for the caller), and Ic = the body's inertia.
   for (int i = 1; i < nb; ++i) {
-    const Joint& j = model.joint(i);
+    const Joint& j = joint[i];
     detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
       using K = decltype(jk);
       if constexpr (detail::is_revolute_aligned<K>) {
-        K::position_sc(model.Xtree(i), sc[2 * i], sc[2 * i + 1], data.Xup[i]);
+        if (j.tree_rotation_identity) {
+          plane_position<axis_of<K>>(Xtree[i], sc[2 * i], sc[2 * i + 1], Xup[i]);
+        } else {
+          K::position_sc(Xtree[i], sc[2 * i], sc[2 * i + 1], Xup[i]);
+        }
       } else {
-        K::position(j, model.Xtree(i), q.data() + j.q_index, data.Xup[i], detail::S_cols(data.S, j));
+        K::position(j, Xtree[i], q.data() + j.q_index, Xup[i], detail::S_cols(data.S, j));
       }
-      const int p = model.parent(i);
+      const int p = parent[i];
       if (p > 0) {
-        const Transform& Xup = data.Xup[i];
-        const Transform& X0p = data.X0[p];
-        K::world_rotation(j, Xup, X0p.E(), data.X0[i].E());
+        const Transform& Xu = Xup[i];
+        const Transform& X0p = X0[p];
+        K::world_rotation(j, Xu, X0p.E(), X0[i].E());
         const Mat3& Ep = X0p.E();
         // Xup.r (the tree offset itself for a revolute joint: read from the model).
-        const Vec3& ru = detail::is_revolute_aligned<K> ? model.Xtree(i).r() : Xup.r();
-        double* r0 = data.X0[i].r().data();
+        const Vec3& ru = detail::is_revolute_aligned<K> ? Xtree[i].r() : Xu.r();
+        double* r0 = X0[i].r().data();
         for (int c = 0; c < 3; ++c) r0[c] = X0p.r()[c] + detail::sum_l(Ep(0, c) * ru[0], Ep(1, c) * ru[1], Ep(2, c) * ru[2]);
       } else if constexpr (detail::is_revolute_aligned<K>) {
-        K::position_sc(model.Xtree(i), sc[2 * i], sc[2 * i + 1], data.X0[i]);
+        if (j.tree_rotation_identity) {
+          plane_position<axis_of<K>>(Xtree[i], sc[2 * i], sc[2 * i + 1], X0[i]);
+        } else {
+          K::position_sc(Xtree[i], sc[2 * i], sc[2 * i + 1], X0[i]);
+        }
       } else {
-        K::position(j, model.Xtree(i), q.data() + j.q_index, data.X0[i], detail::S_cols(data.S, j));
+        K::position(j, Xtree[i], q.data() + j.q_index, X0[i], detail::S_cols(data.S, j));
       }
     });
-    data.Ic[i] = model.inertia(i);
+    data.Ic[i] = (&model.inertia(0))[i];
   }
   // Backward.
   const int nv = model.nv();
   double* H = data.H.data();
   const double* S = data.S.data();
   for (int i = nb - 1; i > 0; --i) {
-    const Joint& j = model.joint(i);
+    const Joint& j = joint[i];
     const RigidInertia& Y = data.Ic[i];
-    const int p = model.parent(i);
+    const int p = parent[i];
     if (j.kind == JointKind::FreeFlyer && p == 0) {
       // S = 1: the block is Ic = [Ī h×; h×ᵀ m1] itself.
       double* B = H + j.v_index * (nv + 1);
@@ -269,20 +359,20 @@ PLUME_FLATTEN const MatrixX& crba(const Model& model, Data& data, const VecRef& 
           break;
       }
       // Up the support chain.
-      for (int b = i, a = p; a > 0; b = a, a = model.parent(a)) {
-        force_up(model.joint(b), data.Xup[b], f);
-        project(model.joint(a), S, f, H, nv, k);
+      for (int b = i, a = p; a > 0; b = a, a = parent[a]) {
+        force_up(joint[b], Xup[b], f);
+        project(joint[a], S, f, H, nv, k);
       }
     }
     if (p > 0) {
       if (is_plane_revolute(j)) {
         switch (j.kind) {
-          case JointKind::RevoluteX: add_plane_transformed<0>(Y, data.Xup[i], data.Ic[p]); break;
-          case JointKind::RevoluteY: add_plane_transformed<1>(Y, data.Xup[i], data.Ic[p]); break;
-          default: add_plane_transformed<2>(Y, data.Xup[i], data.Ic[p]); break;
+          case JointKind::RevoluteX: add_plane_transformed<0>(Y, Xup[i], data.Ic[p]); break;
+          case JointKind::RevoluteY: add_plane_transformed<1>(Y, Xup[i], data.Ic[p]); break;
+          default: add_plane_transformed<2>(Y, Xup[i], data.Ic[p]); break;
         }
       } else {
-        add_transformed(Y, data.Xup[i], data.Ic[p]);
+        add_transformed(Y, Xup[i], data.Ic[p]);
       }
     }
   }
