@@ -110,14 +110,11 @@ SimulationResult EventDrivenCore::run_until(double until, Recorder* recorder) {
     // output scale, step after step) ends instead of crawling forever.
     if (t1 - t0 < 1e3 * opt.min_step) {
       if (++tiny_steps > 10000) {
-        if (!current.empty()) {
-          fallback_reason = "10000 steps shorter than " + fmt(1e3 * opt.min_step) + " s in a row" + contact_summary();
-          if (rescue(result, until)) {
-          sensitivity_invalidate("a velocity-level fallback window");
-            if (!resume_after_rescue(result)) return finish(result, wall0);
-            continue;
-          }
-          if (result.status != SimulationStatus::Finished) return finish(result, wall0);
+        switch (rescue_step(result, until,
+                            "10000 steps shorter than " + fmt(1e3 * opt.min_step) + " s in a row" + contact_summary())) {
+          case StepRescue::Resumed: continue;
+          case StepRescue::Stop: return finish(result, wall0);
+          case StepRescue::None: break;
         }
         return fail_and_finish(result, SimulationStatus::StepUnderflow,
                                "10000 steps shorter than " + fmt(1e3 * opt.min_step) + " s in a row at t = " + fmt(t0) +
@@ -132,14 +129,10 @@ SimulationResult EventDrivenCore::run_until(double until, Recorder* recorder) {
       return fail_and_finish(result, SimulationStatus::NonFinite, "the state became non-finite at t ≈ " + fmt(t1) + contact_summary(), wall0);
     }
     if (t1 - t0 < opt.min_step && t1 < until) {
-      if (!current.empty()) {
-        fallback_reason = "the step fell to " + fmt(t1 - t0) + " s (below min_step)" + contact_summary();
-        if (rescue(result, until)) {
-          sensitivity_invalidate("a velocity-level fallback window");
-          if (!resume_after_rescue(result)) return finish(result, wall0);
-          continue;
-        }
-        if (result.status != SimulationStatus::Finished) return finish(result, wall0);
+      switch (rescue_step(result, until, "the step fell to " + fmt(t1 - t0) + " s (below min_step)" + contact_summary())) {
+        case StepRescue::Resumed: continue;
+        case StepRescue::Stop: return finish(result, wall0);
+        case StepRescue::None: break;
       }
       return fail_and_finish(result, SimulationStatus::StepUnderflow,
                              "the step fell to " + fmt(t1 - t0) + " s (below min_step) at t = " + fmt(t0) + contact_summary(), wall0);

@@ -264,6 +264,8 @@ struct EventDrivenCore {
   bool rescue(SimulationResult& result, double until);
   bool window(SimulationResult& result, double until);
   bool resume_after_rescue(SimulationResult& result);
+  enum class StepRescue : std::uint8_t { Resumed, Stop, None };
+  StepRescue rescue_step(SimulationResult& result, double until, const std::string& reason);
   bool fallback_window(SimulationResult& result, double until);
   std::string fallback_reason;          // non-empty: handle_contacts asks for a fallback
   bool contacts_pending = false;        // a fallback ended at `until`: sets still to solve

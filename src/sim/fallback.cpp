@@ -37,6 +37,21 @@ bool EventDrivenCore::rescue(SimulationResult& result, double until) {
   return contacts_pending || resolve_contacts(result, until);
 }
 
+// A step the integrator could not take (`reason`: too short, or too many
+// tiny ones in a row) while contacts are in the current set: a rescue, the
+// sensitivity given up, a fresh start. None: no rescue (no contacts,
+// fallbacks off, or no window), the caller ends the run with its own status.
+EventDrivenCore::StepRescue EventDrivenCore::rescue_step(SimulationResult& result, double until,
+                                                         const std::string& reason) {
+  if (current.empty()) return StepRescue::None;
+  fallback_reason = reason;
+  if (rescue(result, until)) {
+    sensitivity_invalidate("a velocity-level fallback window");
+    return resume_after_rescue(result) ? StepRescue::Resumed : StepRescue::Stop;
+  }
+  return result.status != SimulationStatus::Finished ? StepRescue::Stop : StepRescue::None;
+}
+
 // One fallback window from a clean result; a window that reaches `until`
 // leaves the contact sets to the next run_until (contacts_pending).
 bool EventDrivenCore::window(SimulationResult& result, double until) {
