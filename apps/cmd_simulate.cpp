@@ -764,7 +764,8 @@ void write_summary(const fs::path& dir, const nlohmann::ordered_json& j) {
   write_file_atomically(dir / kSummary, j.dump(2) + "\n");
 }
 
-void prepare_output_directory(const fs::path& dir) {
+// The --out directory: created if missing, refused if it is a file or not writable.
+void create_output_directory(const fs::path& dir) {
   std::error_code ec;
   if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
     throw ArgumentError("--out " + dir.string() + " exists and is not a directory");
@@ -772,6 +773,11 @@ void prepare_output_directory(const fs::path& dir) {
   fs::create_directories(dir, ec);
   if (ec) throw ArgumentError("--out " + dir.string() + ": cannot create the directory: " + ec.message());
   if (access(dir.c_str(), W_OK) != 0) throw ArgumentError(system_error("--out " + dir.string() + " is not writable"));
+}
+
+void prepare_output_directory(const fs::path& dir) {
+  std::error_code ec;
+  create_output_directory(dir);
   // Outputs of an earlier run would pass for this run's: remove them.
   for (const char* f : {kTrajectory, kEvents, kContacts, kEnergy, kSummary, kReplay, kContactPoints, kController, kSensitivity}) {
     fs::remove(dir / f, ec);
@@ -1059,14 +1065,9 @@ int simulate_worlds(const SimulateArgs& args) {
   const unsigned hw = std::thread::hardware_concurrency();
   const int jobs = args.jobs > 0 ? args.jobs : hw > 0 ? static_cast<int>(hw) : 1;
   const fs::path dir = args.out.empty() ? fs::path("plume_out") : fs::path(args.out);
+  create_output_directory(dir);
   {
     std::error_code ec;
-    if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
-      throw ArgumentError("--out " + dir.string() + " exists and is not a directory");
-    }
-    fs::create_directories(dir, ec);
-    if (ec) throw ArgumentError("--out " + dir.string() + ": cannot create the directory: " + ec.message());
-    if (access(dir.c_str(), W_OK) != 0) throw ArgumentError(system_error("--out " + dir.string() + " is not writable"));
     fs::remove(dir / kBatchSummary, ec);
   }
   const std::vector<std::string> names = output_names(args.worlds);

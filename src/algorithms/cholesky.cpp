@@ -142,24 +142,34 @@ void ltdl_solve_Lt_rows(const Model& model, const Data& data, Eigen::Ref<MatrixX
   }
 }
 
-void ltdl_solve_L_rows(const Model& model, const Data& data, Eigen::Ref<MatrixX> Xt) {
-  // Root first: column i of Xt takes its ancestors' final columns.
-  const RowMatrixX& A = data.LD;
+namespace {
+
+// X ← L⁻¹ X on right-hand sides stored as the rows of Xt, root first: column
+// i takes its ancestors' final columns, on rows [first_row(i), rows).
+template <class FirstRow>
+void solve_L_rows(const Model& model, const RowMatrixX& A, Eigen::Ref<MatrixX> Xt, FirstRow first_row) {
   const Eigen::Index rows = Xt.rows(), stride = Xt.outerStride();
   double* X = Xt.data();
   for (int i = 0; i < model.nv(); ++i) {
     double* xi = X + i * stride;
     const double* Ai = A.data() + static_cast<Eigen::Index>(i) * A.cols();
+    const Eigen::Index r0 = first_row(i);
     for (int e = model.dof_parent(i); e >= 0;) {
       const int s = model.dof_run_start(e);
       for (int j = s; j <= e; ++j) {
         const double a = Ai[j];
         const double* xj = X + j * stride;
-        for (Eigen::Index r = 0; r < rows; ++r) xi[r] -= a * xj[r];
+        for (Eigen::Index r = r0; r < rows; ++r) xi[r] -= a * xj[r];
       }
       e = model.dof_parent(s);
     }
   }
+}
+
+}  // namespace
+
+void ltdl_solve_L_rows(const Model& model, const Data& data, Eigen::Ref<MatrixX> Xt) {
+  solve_L_rows(model, data.LD, Xt, [](int) { return Eigen::Index{0}; });
 }
 
 void ltdl_solve_rows(const Model& model, const Data& data, Eigen::Ref<MatrixX> Xt) {
@@ -179,22 +189,9 @@ void ltdl_inverse(const Model& model, const Data& data, Eigen::Ref<MatrixX> Hinv
   Hinv.setIdentity();
   ltdl_solve_Lt_rows(model, data, Hinv);
   for (int i = 0; i < n; ++i) Hinv.col(i) *= 1.0 / data.LD(i, i);
-  const RowMatrixX& A = data.LD;
+  solve_L_rows(model, data.LD, Hinv, [](int i) { return Eigen::Index{i}; });
   const Eigen::Index stride = Hinv.outerStride();
   double* X = Hinv.data();
-  for (int i = 0; i < n; ++i) {
-    double* xi = X + i * stride;
-    const double* Ai = A.data() + static_cast<Eigen::Index>(i) * A.cols();
-    for (int e = model.dof_parent(i); e >= 0;) {
-      const int s = model.dof_run_start(e);
-      for (int j = s; j <= e; ++j) {
-        const double a = Ai[j];
-        const double* xj = X + j * stride;
-        for (Eigen::Index r = i; r < n; ++r) xi[r] -= a * xj[r];
-      }
-      e = model.dof_parent(s);
-    }
-  }
   for (int i = 0; i < n; ++i) {
     for (int r = i + 1; r < n; ++r) X[r * stride + i] = X[i * stride + r];
   }
