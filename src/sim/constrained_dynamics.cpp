@@ -22,8 +22,10 @@ constexpr int kReducedRows = 36;  // constraint rows from which dynamics_full so
 void EventDrivenCore::rhs(const VectorX& y, VectorX& dy, double) {
   const Model& m = model();
   ++stats.rhs_evaluations;
-  const auto yq = y.head(m.nq());
-  const auto yv = y.tail(m.nv());
+  // q and v into the core's own vectors: dynamics() takes whole vectors,
+  // and blocks of y would be copied into temporaries (two allocations).
+  yq = y.head(m.nq());
+  yv = y.tail(m.nv());
   dy.resize(y.size());
   configuration_derivative(m, yq, yv, dy.head(m.nq()));
   dynamics(yq, yv, dy.tail(m.nv()), false);
@@ -67,12 +69,14 @@ void EventDrivenCore::correct_for_tau() {
   }
   const int rows = memo.rows;
   if (reduced) {
-    // Fully constrained: q̈ does not depend on τ; Δλ = −Kᵀ P Δτ.
+    // Fully constrained: q̈ does not depend on τ; Δλ = −Kᵀ P Δτ (K as the
+    // reduced solve left it).
     du = dtau;
     pchol.solve(P, du);
     lam.head(rows).noalias() -= K.leftCols(rows).transpose() * du;
     return;
   }
+  fill_constraint_columns(rows);
   du = dtau;
   ltdl_solve(m, data, du);
   const VectorX rhs = -(K.leftCols(rows).transpose() * du);
@@ -123,29 +127,25 @@ void EventDrivenCore::dynamics_full(const VectorX& qq, const VectorX& vv, Eigen:
     ensure(na);
     contact_jacobians(m, data, act, T.leftCols(na), Tdv.head(na), D.leftCols(2 * na), Ddv.head(2 * na), true);
   }
-  // Rows: K (constraint directions), G (force directions), b (velocity products).
+  // Rows: the constraint directions (K's columns: T's normal of every
+  // active contact, D's two tangents of a sticking one), b the velocity
+  // products; row_src says which column of T or D each row is. The force
+  // directions G differ from K only on sliding contacts' normal rows.
   int rows = 0;
   sliding = false;
   for (int a = 0; a < na; ++a) {
     const Tracked& tr = current[act_track[a]];
-    K.col(rows) = T.col(a);
-    G.col(rows) = T.col(a);
-    b(rows) = Tdv(a);
-    if (tr.mode == ContactMode::Sliding && tr.mu > 0.0) {
-      sliding = true;
-      const Vec2 c = sliding_direction(a, vv);
-      G.col(rows) -= tr.mu * (c.x() * D.col(2 * a) + c.y() * D.col(2 * a + 1));
-    }
-    ++rows;
+    row_src[rows] = 3 * a;
+    b(rows++) = Tdv(a);
+    if (tr.mode == ContactMode::Sliding && tr.mu > 0.0) sliding = true;
     if (tr.mode != ContactMode::Sliding && tr.mu > 0.0) {
       for (int j = 0; j < 2; ++j) {
-        K.col(rows) = D.col(2 * a + j);
-        G.col(rows) = D.col(2 * a + j);
-        b(rows) = Ddv(2 * a + j);
-        ++rows;
+        row_src[rows] = 3 * a + 1 + j;
+        b(rows++) = Ddv(2 * a + j);
       }
     }
   }
+  memo.rows = rows;
   // Many more constraint rows than dofs (a stack or pyramid of cubes, each
   // held by its faces' corners: 192 rows on 60 dofs for ten cubes): when K
   // has full rank nv, the constraints fix q̈ = a0 + P K b' by themselves and
@@ -155,6 +155,7 @@ void EventDrivenCore::dynamics_full(const VectorX& qq, const VectorX& vv, Eigen:
   // and small scenes keep their bit-for-bit results.
   reduced = false;
   if (!sliding && rows >= kReducedRows && rows > m.nv()) {
+    fill_constraint_columns(rows);
     rb = -(K.leftCols(rows).transpose() * a0 + b.head(rows));
     P.setZero(m.nv(), m.nv());
     add_column_products(K, rows, nullptr, P);
@@ -167,44 +168,52 @@ void EventDrivenCore::dynamics_full(const VectorX& qq, const VectorX& vv, Eigen:
       qdd = a0 + x;
       symmetric = true;
       reduced = true;
-      memo.rows = rows;
       return;
     }
   }
   // With Y = L⁻ᵀK (rows of YK here: one per constraint) the system is
   // A λ = −(Kᵀ a0 + K̇ᵀq̇), A = Kᵀ H⁻¹ G = (L⁻ᵀK)ᵀ D⁻¹ (L⁻ᵀG).
+  const int nv = m.nv();
   auto Kt = YK.topRows(rows);
-  for (int r = 0; r < rows; ++r) Kt.row(r) = K.col(r).transpose();
+  for (int r = 0; r < rows; ++r) {
+    const double* col = constraint_column(row_src[r]);
+    for (int d = 0; d < nv; ++d) Kt(r, d) = col[d];
+  }
   auto rhs = b.head(rows);
-  rhs = -(Kt * a0 + rhs);
+  auto Ka0 = ucol.head(rows);  // Kᵀ a0 (not a temporary: no allocation)
+  Ka0.noalias() = Kt * a0;
+  rhs = -(Ka0 + rhs);
   ltdl_solve_Lt_rows(m, data, Kt);
-  const auto Dinv = data.LD.diagonal().cwiseInverse();
   symmetric = !sliding;
   auto Ar = A.topLeftCorner(rows, rows);
   auto Gt = YG.topRows(rows);
-  auto Ks = KD.topRows(rows);  // rows of L⁻ᵀK scaled by D⁻¹
-  Ks = Kt * Dinv.asDiagonal();
   if (symmetric) {
     Gt = Kt;
   } else {
+    fill_force_columns(rows, vv);
     for (int r = 0; r < rows; ++r) Gt.row(r) = G.col(r).transpose();
     ltdl_solve_Lt_rows(m, data, Gt);
   }
-  // A = Σ_dofs (column of Ks)(column of Gt)ᵀ: rank-one updates over the
-  // rows where the column is nonzero (a leg dof: that leg's contacts only).
+  // A = Σ_dofs u wᵀ, u the dof's column of L⁻ᵀK scaled by D⁻¹ and w its
+  // column of L⁻ᵀG: rank-one updates over the rows where the column is
+  // nonzero (a leg dof: that leg's contacts only). Symmetric: the lower
+  // triangle, the one the Cholesky factorisation reads.
   Ar.setZero();
-  for (int d = 0; d < m.nv(); ++d) {
-    const double* u = Ks.col(d).data();
+  double* u = ucol.data();
+  for (int d = 0; d < nv; ++d) {
+    const double* y = Kt.col(d).data();
     const double* w = Gt.col(d).data();
     int lo = 0, hi = rows;
-    while (lo < hi && u[lo] == 0.0) ++lo;
-    while (hi > lo && u[hi - 1] == 0.0) --hi;
+    while (lo < hi && y[lo] == 0.0) ++lo;
+    while (hi > lo && y[hi - 1] == 0.0) --hi;
     if (lo == hi) continue;
+    const double dinv = 1.0 / data.LD(d, d);
+    for (int r = lo; r < hi; ++r) u[r] = y[r] * dinv;
     for (int j = 0; j < rows; ++j) {
       const double wj = w[j];
       if (wj == 0.0) continue;
       double* a = Ar.col(j).data();
-      for (int r = lo; r < hi; ++r) a[r] += wj * u[r];
+      for (int r = symmetric ? std::max(lo, j) : lo; r < hi; ++r) a[r] += wj * u[r];
     }
   }
   // Dependent constraints (four corners of a flat face) leave A singular:
@@ -219,10 +228,37 @@ void EventDrivenCore::dynamics_full(const VectorX& qq, const VectorX& vv, Eigen:
     lam.head(rows) = lu.solve(rhs);
   }
   x.noalias() = Gt.transpose() * lam.head(rows);
-  x.array() *= Dinv.array();
+  x.array() *= data.LD.diagonal().cwiseInverse().array();
   ltdl_solve_L(m, data, x);
   qdd = a0 + x;
-  memo.rows = rows;
+}
+
+// Column of T (code 3a) or D (3a + 1 + j) that constraint row r is.
+const double* EventDrivenCore::constraint_column(int code) const {
+  const int a = code / 3, j = code % 3;
+  return j == 0 ? T.col(a).data() : D.col(2 * a + j - 1).data();
+}
+
+// K's columns (constraint directions) of the memo's rows.
+void EventDrivenCore::fill_constraint_columns(int rows) {
+  const int nv = model().nv();
+  for (int r = 0; r < rows; ++r) K.col(r) = Eigen::Map<const VectorX>(constraint_column(row_src[r]), nv);
+}
+
+// G's columns (force directions): K's, with a sliding contact's normal row
+// pushing along t − μ s.
+void EventDrivenCore::fill_force_columns(int rows, const VectorX& vv) {
+  const int nv = model().nv();
+  for (int r = 0; r < rows; ++r) {
+    const int code = row_src[r];
+    G.col(r) = Eigen::Map<const VectorX>(constraint_column(code), nv);
+    const int a = code / 3;
+    const Tracked& tr = current[act_track[a]];
+    if (code % 3 == 0 && tr.mode == ContactMode::Sliding && tr.mu > 0.0) {
+      const Vec2 c = sliding_direction(a, vv);
+      G.col(r) -= tr.mu * (c.x() * D.col(2 * a) + c.y() * D.col(2 * a + 1));
+    }
+  }
 }
 
 // Contact forces of the memo's evaluation: normal λ and friction per active contact.
@@ -274,8 +310,9 @@ void EventDrivenCore::ensure(int na) {
   G.resize(nv, 3 * cap);
   YK.resize(3 * cap, nv);
   YG.resize(3 * cap, nv);
-  KD.resize(3 * cap, nv);
   A.resize(3 * cap, 3 * cap);
+  row_src.resize(3 * cap);
+  ucol.resize(3 * cap);
   Tdv.resize(cap);
   Ddv.resize(2 * cap);
   b.resize(3 * cap);

@@ -159,6 +159,7 @@ struct EventDrivenCore {
   // ---- step 1: the right-hand side (constrained_dynamics.cpp) -------------------------------
   // The ODE ẏ = [G(q) v; q̈].
   void rhs(const VectorX& y, VectorX& dy, double);
+  VectorX yq, yv;  // rhs(): y's q and v
   // q̈ with the active contacts as equalities; contact forces in fn / ft when `forces`.
   void dynamics(const VectorX& qq, const VectorX& vv, Eigen::Ref<VectorX> qdd, bool forces);
   void dynamics_full(const VectorX& qq, const VectorX& vv, Eigen::Ref<VectorX> qdd);
@@ -167,6 +168,9 @@ struct EventDrivenCore {
   const VectorX& applied_tau(const VectorX& vv);
   bool same_state(const VectorX& qq, const VectorX& vv) const;
   void ensure(int na);
+  const double* constraint_column(int code) const;
+  void fill_constraint_columns(int rows);
+  void fill_force_columns(int rows, const VectorX& vv);
   Vec2 sliding_direction(int a, const VectorX& vv) const;
   Vec3 sliding_velocity(int a, const VectorX& vv) const;
   Eigen::Ref<VectorX> x_scratch();
@@ -181,7 +185,9 @@ struct EventDrivenCore {
   } memo;
   std::vector<Contact> act;  // the active contacts of the memo's evaluation
   std::vector<int> act_track;  // their indices into current
-  MatrixX T, D, K, G, YK, YG, KD, A;
+  MatrixX T, D, K, G, YK, YG, A;
+  std::vector<int> row_src;  // per constraint row: 3a (T's column a) or 3a + 1 + j (D's column 2a + j)
+  VectorX ucol;              // a dof's column of L⁻ᵀK scaled by D⁻¹ (dynamics_full)
   VectorX Tdv, Ddv, b, lam, a0, x, ydot, dtau, du, tau_applied, scratch;
   std::vector<double> fn;
   std::vector<int> dependent_scratch;  // add_dependent_contacts
