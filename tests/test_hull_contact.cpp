@@ -626,3 +626,35 @@ TEST(HullContact, BoxOnBoxIdsHoldAtDegeneratePlacements) {
     }
   }
 }
+
+TEST(HullContact, ATiltedCubeOverACubeTouchesByItsLowestEdgeOnly) {
+  // A cube turned by θ about x above an equal cube, its lowest edge d above
+  // (or −d into) the top face: the closest contact is d away (the edge's
+  // height, a closed form), and every contact's normal lies between the two
+  // faces' normals (within θ of the vertical). The cubes' y edges lie in the
+  // planes x = ±a of both: where the tilted one sinks in they cross at a
+  // corner of the overlap, but with a horizontal common normal they are no
+  // contact.
+  const double a = 0.05;
+  const Model m = free_bodies({Box{Vec3::Constant(2 * a)}, Box{Vec3::Constant(2 * a)}});
+  for (double theta : {0.05, 0.2, 0.5}) {
+    for (double dy : {0.0, 0.01, 0.02}) {  // the lowest edge over the face
+      for (double d : {-3e-3, -1e-4, 0.0, 1e-4, 3e-3}) {
+        SCOPED_TRACE("theta " + std::to_string(theta) + " dy " + std::to_string(dy) + " d " + std::to_string(d));
+        VectorX q = neutral_configuration(m);
+        set_pose(m, q, 1, Mat3::Identity(), Vec3::Zero());
+        const double z = a + d + a * (std::sin(theta) + std::cos(theta));
+        set_pose(m, q, 2, rot(Vec3::UnitX(), theta), Vec3(0.0, dy, z));
+        const auto cs = detect_at(m, {}, q, 0.01);
+        ASSERT_FALSE(cs.empty());
+        double gap = 1e300;
+        for (const Contact& c : cs) {
+          gap = std::min(gap, c.gap);
+          EXPECT_GT(std::abs(c.normal.z()), std::cos(theta) - 1e-12) << "a contact normal " << c.normal.transpose();
+        }
+        EXPECT_NEAR(gap, d, 1e-12);
+        expect_consistent(cs);
+      }
+    }
+  }
+}

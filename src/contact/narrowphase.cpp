@@ -365,6 +365,9 @@ void box_capsule(const PlacedShape& A, const PlacedShape& B, const DetectionOpti
 // Codes: vertex k of b on face f of a: 6k + f; vertex k of a on face f of b:
 // 48 + 6k + f; edge i of a with edge j of b: 96 + 12i + j.
 constexpr double kFaceTol = 1e-6;  // contact polygon boundaries, relative to the box size
+// Face contacts: an edge crossing counts only where the edges' common normal
+// m = d_a × d_b is within 60° of the contact normal (|cos| ≥ 0.5).
+constexpr double kCrossingCos = 0.5;
 
 // The vertices (in order around the face) and the edges (edge k from vertex
 // k to k + 1) of face f = 2i + side of a box.
@@ -503,6 +506,12 @@ void box_box(const PlacedShape& A, const PlacedShape& B, const DetectionOptions&
       const Vec3 cb = b.edge_centre(eb[j]), db = b.R.col(b.edge_axis(eb[j]));
       const Vec3 m = da.cross(db);
       if (m.norm() < o.parallel_tolerance) continue;
+      // A crossing is a corner of the contact polygon where both edges lie
+      // near the contact plane (m near its normal). Two edges in one plane
+      // across it (a cube tilted about x over another: their y edges, both
+      // in x = ±a) "cross" with m ⟂ n_ab and a gap of exactly zero along m
+      // at any height: no contact.
+      if (std::abs(m.dot(n_ab)) < kCrossingCos * m.norm()) continue;
       double ta, tb;
       line_parameters(ca, da, cb, db, ta, tb);
       if (std::abs(ta) >= la - tol || std::abs(tb) >= b.h[b.edge_axis(eb[j])] - tol) continue;

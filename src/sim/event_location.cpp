@@ -145,7 +145,29 @@ EventDrivenCore::StepEvent EventDrivenCore::earliest_event(double t0, double t1,
   };
   for (std::size_t i = 0; i < witnesses.size(); ++i) {
     double a = t0, fa = w0(i), b = t1, fb = w1(i);
-    if (witnesses[i].kind == WitnessKind::Gap && witnesses[i].candidate && fa < opt.contact_tolerance) {
+    if (witnesses[i].kind == WitnessKind::Gap && witnesses[i].candidate && fa < opt.contact_tolerance &&
+        candidates[witnesses[i].index].kind == ContactKind::Shapes &&
+        !detected_at(t0, candidates[witnesses[i].index].id)) {
+      // Touching by its gap but not a contact at the step's start: a
+      // vertex in the plane of a face, just outside it (two boxes'
+      // coincident edges, one rocking on the other). Its gap means
+      // nothing until the detector reports the pair: start from there.
+      const std::uint64_t id = candidates[witnesses[i].index].id;
+      double lo = t0, hi = t1;
+      const double resolution = event_time_resolution(opt.event_time_tolerance, t1);
+      while (hi - lo > resolution) {
+        const double mid = 0.5 * (lo + hi);
+        if (!(mid > lo && mid < hi)) break;
+        (detected_at(mid, id) ? hi : lo) = mid;
+      }
+      a = hi;
+      fa = witness_at(i, a);
+      if (fa <= 0.0) {
+        // It appears touching or inside: impact or rest, decided there.
+        take_event(a, -1);
+        continue;
+      }
+    } else if (witnesses[i].kind == WitnessKind::Gap && witnesses[i].candidate && fa < opt.contact_tolerance) {
       // A contact touching at the step's start but not current: one just
       // released by an impact, separating. Its gap opens first; bracket
       // its return to where it started (zero, or the small penetration
