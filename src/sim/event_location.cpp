@@ -247,6 +247,48 @@ EventDrivenCore::StepEvent EventDrivenCore::earliest_event(double t0, double t1,
     }
     take_event(b, -1);
   }
+  // Contacts that exist inside the step only: a feature pair reported at
+  // the earliest event but not at the step's end (a block's corner lands
+  // while the block turns past flat within the step; at the end another
+  // corner is the one inside). Already inside at the event, it crossed
+  // before: locate it in [t0, event], and look again at the new event.
+  for (int round = 0; round < 4 && event.time > t0 && event.time < t1; ++round) {
+    const double te = event.time;
+    stepper->calc_state(te, ystate);
+    unchecked::forward_kinematics(m, data, ystate.head(m.nq()));
+    detector.detect(m, data, touching);
+    bool earlier = false;
+    for (const Contact& c : touching) {
+      if (c.kind != ContactKind::Shapes || c.gap >= -opt.contact_tolerance || tracked_index(c.id) >= 0 ||
+          std::find(detected_ids.begin(), detected_ids.end(), c.id) != detected_ids.end()) {
+        continue;
+      }
+      detected_ids.push_back(c.id);
+      candidates.push_back(c);
+      witnesses.push_back({WitnessKind::Gap, static_cast<int>(candidates.size()) - 1, true, 0.0});
+      const std::size_t i = witnesses.size() - 1;
+      w0.conservativeResize(static_cast<Eigen::Index>(i + 1));
+      w1.conservativeResize(static_cast<Eigen::Index>(i + 1));
+      w0(i) = witness_value(witnesses[i], y0.head(m.nq()), y0.tail(m.nv()));
+      w1(i) = witness_at(i, te);
+      double a = t0, fa = w0(i);
+      if (fa < opt.contact_tolerance) {
+        // Touching at the start (released there by an impact): it bounced
+        // within the step. Bracket its return from a point where it is open.
+        fa = 0.0;
+        const double resolution = event_time_resolution(opt.event_time_tolerance, te);
+        for (double delta = 0.5 * (te - t0); delta > resolution && fa <= 0.0; delta *= 0.5) {
+          a = t0 + delta;
+          fa = witness_at(i, a);
+        }
+      }
+      if (fa > 0.0 && w1(i) <= 0.0) {
+        take_event(locate(i, a, fa, te, w1(i)), static_cast<int>(i));
+        earlier = true;
+      }
+    }
+    if (!earlier) break;
+  }
   return event;
 }
 
