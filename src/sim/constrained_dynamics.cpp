@@ -3,6 +3,7 @@
 // contact, tangential rows for sticking ones; sliding ones push along
 // t − μ s); the others are ignored until an event adds them (11.41).
 #include <algorithm>
+#include <cmath>
 
 #include "plume/algorithms/aba.hpp"
 #include "plume/algorithms/cholesky.hpp"
@@ -13,6 +14,14 @@
 #include "sim/event_driven.hpp"
 
 namespace plume::detail {
+
+// The loops over constraint rows are short (a few to a few tens):
+// vectorised, they would spend more on their prologue and epilogue.
+#if defined(__GNUC__) && !defined(__clang__)
+#define PLUME_SCALAR_LOOPS __attribute__((optimize("no-tree-vectorize")))
+#else
+#define PLUME_SCALAR_LOOPS
+#endif
 
 namespace {
 constexpr int kReducedRows = 36;  // constraint rows from which dynamics_full solves in the nv-space
@@ -79,10 +88,11 @@ void EventDrivenCore::correct_for_tau() {
   fill_constraint_columns(rows);
   du = dtau;
   ltdl_solve(m, data, du);
-  const VectorX rhs = -(K.leftCols(rows).transpose() * du);
-  const VectorX dl = symmetric ? VectorX(llt.solve(rhs)) : VectorX(lu.solve(rhs));
+  dl.resize(rows);
+  dl.noalias() = -(K.leftCols(rows).transpose() * du);
+  solve_A(rows, dl);
   lam.head(rows) += dl;
-  x.noalias() = YG.topRows(rows).transpose() * dl;
+  x.noalias() = (symmetric ? YK : YG).topRows(rows).transpose() * dl;
   x.array() /= data.LD.diagonal().array();
   ltdl_solve_L(m, data, x);
   memo.qdd += du + x;
@@ -120,9 +130,13 @@ void EventDrivenCore::dynamics_full(const VectorX& qq, const VectorX& vv, Eigen:
     act_track.push_back(static_cast<int>(k));
   }
   const int na = static_cast<int>(act.size());
-  // a0 = H⁻¹(τ + τ_passive − C).
+  // The unconstrained accelerations a0 = H⁻¹(τ + τ_passive − C) = L⁻¹ s
+  // with s = D⁻¹L⁻ᵀ(τ + τ_passive − C): s is kept, the rows solve below
+  // needs Kᵀa0 = (L⁻ᵀK)ᵀ s and q̈ = L⁻¹(s + D⁻¹(L⁻ᵀG)λ), one L⁻¹ half.
   a0 = applied_tau(vv) - unchecked::bias_forces_after_crba(m, data, vv);
-  ltdl_solve(m, data, a0);
+  ltdl_solve_Lt(m, data, a0);
+  a0.array() /= data.LD.diagonal().array();
+  s0 = a0;
   if (na > 0) {
     ensure(na);
     contact_jacobians(m, data, act, T.leftCols(na), Tdv.head(na), D.leftCols(2 * na), Ddv.head(2 * na), true);
@@ -155,6 +169,7 @@ void EventDrivenCore::dynamics_full(const VectorX& qq, const VectorX& vv, Eigen:
   // and small scenes keep their bit-for-bit results.
   reduced = false;
   if (!sliding && rows >= kReducedRows && rows > m.nv()) {
+    ltdl_solve_L(m, data, a0);
     fill_constraint_columns(rows);
     rb = -(K.leftCols(rows).transpose() * a0 + b.head(rows));
     P.setZero(m.nv(), m.nv());
@@ -172,65 +187,197 @@ void EventDrivenCore::dynamics_full(const VectorX& qq, const VectorX& vv, Eigen:
     }
   }
   // With Y = L⁻ᵀK (rows of YK here: one per constraint) the system is
-  // A λ = −(Kᵀ a0 + K̇ᵀq̇), A = Kᵀ H⁻¹ G = (L⁻ᵀK)ᵀ D⁻¹ (L⁻ᵀG).
+  // A λ = −(Kᵀ a0 + K̇ᵀq̇), A = Kᵀ H⁻¹ G = (L⁻ᵀK)ᵀ D⁻¹ (L⁻ᵀG). A sliding
+  // contact's force row t − μ(c₁d₁ + c₂d₂) is not solved for on its own:
+  // its tangents d₁, d₂ go through L⁻ᵀ with the constraint rows (two rows
+  // after them) and L⁻ᵀG's row is combined from theirs.
   const int nv = m.nv();
-  auto Kt = YK.topRows(rows);
-  for (int r = 0; r < rows; ++r) {
-    const double* col = constraint_column(row_src[r]);
-    for (int d = 0; d < nv; ++d) Kt(r, d) = col[d];
+  int all = rows;
+  if (sliding) {
+    for (int r = 0; r < rows; ++r) {
+      const int a = row_src[r] / 3;
+      if (row_src[r] % 3 != 0 || current[act_track[a]].mode != ContactMode::Sliding || current[act_track[a]].mu <= 0.0)
+        continue;
+      row_src[all++] = 3 * a + 1;
+      row_src[all++] = 3 * a + 2;
+    }
   }
+  auto Yall = YK.topRows(all);
+  for (int r = 0; r < all; ++r) {
+    const double* col = constraint_column(row_src[r]);
+    for (int d = 0; d < nv; ++d) Yall(r, d) = col[d];
+  }
+  ltdl_solve_Lt_rows(m, data, Yall);
+  auto Kt = YK.topRows(rows);
   auto rhs = b.head(rows);
-  auto Ka0 = ucol.head(rows);  // Kᵀ a0 (not a temporary: no allocation)
-  Ka0.noalias() = Kt * a0;
-  rhs = -(Ka0 + rhs);
-  ltdl_solve_Lt_rows(m, data, Kt);
+  auto Ks0 = ucol.head(rows);  // Kᵀa0 = (L⁻ᵀK)ᵀ s (not a temporary: no allocation)
+  Ks0.noalias() = Kt * s0;
+  rhs = -(Ks0 + rhs);
   symmetric = !sliding;
   auto Ar = A.topLeftCorner(rows, rows);
-  auto Gt = YG.topRows(rows);
-  if (symmetric) {
+  auto Gt = (symmetric ? YK : YG).topRows(rows);
+  if (!symmetric) {
     Gt = Kt;
-  } else {
-    fill_force_columns(rows, vv);
-    for (int r = 0; r < rows; ++r) Gt.row(r) = G.col(r).transpose();
-    ltdl_solve_Lt_rows(m, data, Gt);
+    for (int r = 0, e = rows; r < rows; ++r) {
+      const int a = row_src[r] / 3;
+      const Tracked& tr = current[act_track[a]];
+      if (row_src[r] % 3 != 0 || tr.mode != ContactMode::Sliding || tr.mu <= 0.0) continue;
+      const Vec2 c = sliding_direction(a, vv);
+      Gt.row(r) -= tr.mu * (c.x() * YK.row(e) + c.y() * YK.row(e + 1));
+      e += 2;
+    }
   }
   // A = Σ_dofs u wᵀ, u the dof's column of L⁻ᵀK scaled by D⁻¹ and w its
   // column of L⁻ᵀG: rank-one updates over the rows where the column is
-  // nonzero (a leg dof: that leg's contacts only). Symmetric: the lower
-  // triangle, the one the Cholesky factorisation reads.
+  // nonzero (a leg dof: that leg's contacts only), consecutive dofs with the
+  // same rows (a free-flyer's six, a leg's three) in one pass over A.
+  // Symmetric: the lower triangle, the one the Cholesky factorisation reads.
   Ar.setZero();
-  double* u = ucol.data();
   for (int d = 0; d < nv; ++d) {
     const double* y = Kt.col(d).data();
-    const double* w = Gt.col(d).data();
     int lo = 0, hi = rows;
     while (lo < hi && y[lo] == 0.0) ++lo;
     while (hi > lo && y[hi - 1] == 0.0) --hi;
+    dof_lo[d] = lo;
+    dof_hi[d] = hi;
     if (lo == hi) continue;
     const double dinv = 1.0 / data.LD(d, d);
+    double* u = U.col(d).data();
     for (int r = lo; r < hi; ++r) u[r] = y[r] * dinv;
-    for (int j = 0; j < rows; ++j) {
-      const double wj = w[j];
-      if (wj == 0.0) continue;
-      double* a = Ar.col(j).data();
-      for (int r = symmetric ? std::max(lo, j) : lo; r < hi; ++r) a[r] += wj * u[r];
+  }
+  for (int d = 0; d < nv;) {
+    const int lo = dof_lo[d], hi = dof_hi[d];
+    int e = d + 1;
+    while (e < nv && e - d < kFusedDofs && dof_lo[e] == lo && dof_hi[e] == hi) ++e;
+    if (lo < hi) {
+      add_rank_updates(Ar, U, Gt, d, e - d, lo, hi, symmetric);
     }
+    d = e;
   }
   // Dependent constraints (four corners of a flat face) leave A singular:
   // a tiny regularisation picks the minimum-norm forces, q̈ is unaffected.
   const double delta = 1e-12 * std::max(1e-12, Ar.diagonal().cwiseAbs().maxCoeff());
   Ar.diagonal().array() += delta;
-  if (symmetric) {
-    llt.compute(Ar);
-    lam.head(rows) = llt.solve(rhs);
-  } else {
-    lu.compute(Ar);
-    lam.head(rows) = lu.solve(rhs);
-  }
+  factor_A(rows);
+  lam.head(rows) = rhs;
+  solve_A(rows, lam);
+  // q̈ = L⁻¹(s + D⁻¹ (L⁻ᵀG)ᵀλ).
   x.noalias() = Gt.transpose() * lam.head(rows);
   x.array() *= data.LD.diagonal().cwiseInverse().array();
+  x += s0;
   ltdl_solve_L(m, data, x);
-  qdd = a0 + x;
+  qdd = x;
+}
+
+namespace {
+
+// A += Σ_{c<C} u_c w_cᵀ for the dofs d … d+C−1 (u_c = U's column, w_c = Gt's
+// column), on rows [lo, hi) (where the u_c are nonzero); only r ≥ j when
+// `lower`. Each entry takes its dofs in order, as one update per dof would.
+template <int C>
+PLUME_SCALAR_LOOPS void rank_updates(double* A, Eigen::Index lda, const double* const* u, const double* const* w, int rows, int lo,
+                  int hi, bool lower) {
+  for (int j = 0; j < rows; ++j) {
+    double wj[C];
+    bool any = false;
+    for (int c = 0; c < C; ++c) {
+      wj[c] = w[c][j];
+      any |= wj[c] != 0.0;
+    }
+    if (!any) continue;
+    double* a = A + j * lda;
+    for (int r = lower ? std::max(lo, j) : lo; r < hi; ++r) {
+      double acc = a[r];
+      for (int c = 0; c < C; ++c) acc += wj[c] * u[c][r];
+      a[r] = acc;
+    }
+  }
+}
+
+}  // namespace
+
+void EventDrivenCore::add_rank_updates(Eigen::Ref<MatrixX> Ar, const MatrixX& Um, const Eigen::Ref<const MatrixX>& Gt,
+                                       int d, int count, int lo, int hi, bool lower) {
+  const double* u[kFusedDofs];
+  const double* w[kFusedDofs];
+  for (int c = 0; c < count; ++c) {
+    u[c] = Um.col(d + c).data();
+    w[c] = Gt.col(d + c).data();
+  }
+  const int rows = static_cast<int>(Ar.rows());
+  const Eigen::Index lda = Ar.outerStride();
+  switch (count) {
+    case 1: rank_updates<1>(Ar.data(), lda, u, w, rows, lo, hi, lower); break;
+    case 2: rank_updates<2>(Ar.data(), lda, u, w, rows, lo, hi, lower); break;
+    case 3: rank_updates<3>(Ar.data(), lda, u, w, rows, lo, hi, lower); break;
+    case 4: rank_updates<4>(Ar.data(), lda, u, w, rows, lo, hi, lower); break;
+    case 5: rank_updates<5>(Ar.data(), lda, u, w, rows, lo, hi, lower); break;
+    default: rank_updates<6>(Ar.data(), lda, u, w, rows, lo, hi, lower); break;
+  }
+}
+
+namespace {
+
+// In place of the n × n column-major block at a (leading dimension ld), its
+// lower Cholesky factor (the lower triangle is read); false if a pivot is
+// not positive.
+PLUME_SCALAR_LOOPS bool cholesky_lower(double* a, int n, Eigen::Index ld) {
+  for (int k = 0; k < n; ++k) {
+    double* ck = a + k * ld;
+    for (int p = 0; p < k; ++p) {
+      const double* cp = a + p * ld;
+      const double lkp = cp[k];
+      for (int i = k; i < n; ++i) ck[i] -= lkp * cp[i];
+    }
+    if (!(ck[k] > 0.0)) return false;
+    const double d = std::sqrt(ck[k]);
+    ck[k] = d;
+    const double inv = 1.0 / d;
+    for (int i = k + 1; i < n; ++i) ck[i] *= inv;
+  }
+  return true;
+}
+
+// x ← (L Lᵀ)⁻¹ x with the factor of cholesky_lower().
+PLUME_SCALAR_LOOPS void cholesky_solve(const double* l, int n, Eigen::Index ld, double* x) {
+  for (int k = 0; k < n; ++k) {
+    const double* ck = l + k * ld;
+    const double xk = x[k] / ck[k];
+    x[k] = xk;
+    for (int i = k + 1; i < n; ++i) x[i] -= ck[i] * xk;
+  }
+  for (int k = n - 1; k >= 0; --k) {
+    const double* ck = l + k * ld;
+    double sum = x[k];
+    for (int i = k + 1; i < n; ++i) sum -= ck[i] * x[i];
+    x[k] = sum / ck[k];
+  }
+}
+
+}  // namespace
+
+// The factorisation of A (rows × rows, in A): Cholesky when it is symmetric
+// (its lower triangle, in Lc), else (or if a pivot is not positive) LU.
+void EventDrivenCore::factor_A(int rows) {
+  auto Ar = A.topLeftCorner(rows, rows);
+  use_lu = !symmetric;
+  if (symmetric) {
+    if (Lc.rows() < rows) Lc.resize(A.rows(), A.cols());
+    Lc.topLeftCorner(rows, rows).triangularView<Eigen::Lower>() = Ar;
+    use_lu = !cholesky_lower(Lc.data(), rows, Lc.outerStride());
+    // Only the lower triangle was formed: mirror it for LU.
+    if (use_lu) Ar.triangularView<Eigen::StrictlyUpper>() = Ar.transpose();
+  }
+  if (use_lu) lu.compute(Ar);
+}
+
+// rhs ← A⁻¹ rhs on its first `rows` entries, with factor_A's factors.
+void EventDrivenCore::solve_A(int rows, VectorX& rhs) {
+  if (use_lu) {
+    rhs.head(rows) = lu.solve(rhs.head(rows));
+  } else {
+    cholesky_solve(Lc.data(), rows, Lc.outerStride(), rhs.data());
+  }
 }
 
 // Column of T (code 3a) or D (3a + 1 + j) that constraint row r is.
@@ -243,22 +390,6 @@ const double* EventDrivenCore::constraint_column(int code) const {
 void EventDrivenCore::fill_constraint_columns(int rows) {
   const int nv = model().nv();
   for (int r = 0; r < rows; ++r) K.col(r) = Eigen::Map<const VectorX>(constraint_column(row_src[r]), nv);
-}
-
-// G's columns (force directions): K's, with a sliding contact's normal row
-// pushing along t − μ s.
-void EventDrivenCore::fill_force_columns(int rows, const VectorX& vv) {
-  const int nv = model().nv();
-  for (int r = 0; r < rows; ++r) {
-    const int code = row_src[r];
-    G.col(r) = Eigen::Map<const VectorX>(constraint_column(code), nv);
-    const int a = code / 3;
-    const Tracked& tr = current[act_track[a]];
-    if (code % 3 == 0 && tr.mode == ContactMode::Sliding && tr.mu > 0.0) {
-      const Vec2 c = sliding_direction(a, vv);
-      G.col(r) -= tr.mu * (c.x() * D.col(2 * a) + c.y() * D.col(2 * a + 1));
-    }
-  }
 }
 
 // Contact forces of the memo's evaluation: normal λ and friction per active contact.
@@ -313,6 +444,9 @@ void EventDrivenCore::ensure(int na) {
   A.resize(3 * cap, 3 * cap);
   row_src.resize(3 * cap);
   ucol.resize(3 * cap);
+  U.resize(3 * cap, nv);
+  dof_lo.resize(nv);
+  dof_hi.resize(nv);
   Tdv.resize(cap);
   Ddv.resize(2 * cap);
   b.resize(3 * cap);

@@ -170,7 +170,11 @@ struct EventDrivenCore {
   void ensure(int na);
   const double* constraint_column(int code) const;
   void fill_constraint_columns(int rows);
-  void fill_force_columns(int rows, const VectorX& vv);
+  static constexpr int kFusedDofs = 6;  // dofs per pass of add_rank_updates
+  void add_rank_updates(Eigen::Ref<MatrixX> Ar, const MatrixX& Um, const Eigen::Ref<const MatrixX>& Gt, int d,
+                        int count, int lo, int hi, bool lower);
+  void factor_A(int rows);
+  void solve_A(int rows, VectorX& rhs);
   Vec2 sliding_direction(int a, const VectorX& vv) const;
   Vec3 sliding_velocity(int a, const VectorX& vv) const;
   Eigen::Ref<VectorX> x_scratch();
@@ -188,12 +192,17 @@ struct EventDrivenCore {
   MatrixX T, D, K, G, YK, YG, A;
   std::vector<int> row_src;  // per constraint row: 3a (T's column a) or 3a + 1 + j (D's column 2a + j)
   VectorX ucol;              // a dof's column of L⁻ᵀK scaled by D⁻¹ (dynamics_full)
+  MatrixX U;                 // L⁻ᵀK's columns scaled by D⁻¹, on their nonzero rows
+  std::vector<int> dof_lo, dof_hi;  // per dof: the rows where L⁻ᵀK's column is nonzero
+  VectorX s0, dl;            // D⁻¹L⁻ᵀ(τ − C) (dynamics_full); Δλ (correct_for_tau)
   VectorX Tdv, Ddv, b, lam, a0, x, ydot, dtau, du, tau_applied, scratch;
   std::vector<double> fn;
   std::vector<int> dependent_scratch;  // add_dependent_contacts
   std::vector<Eigen::Vector2d> ft;
   bool symmetric = true, sliding = false;
-  Eigen::LLT<MatrixX> llt;
+  // A's factors (factor_A): Cholesky in Lc's lower triangle, or LU.
+  MatrixX Lc;
+  bool use_lu = false;
   Eigen::PartialPivLU<MatrixX> lu;
   // Many more rows than dofs (stacks, pyramids): the nv-space solve
   // (dynamics_full) and its factor P = KKᵀ.
