@@ -551,6 +551,10 @@ Model ModelBuilder::build() const {
     m.dof_run_start_[k] = (k > 0 && m.dof_parent_[k] == k - 1) ? m.dof_run_start_[k - 1] : k;
   }
 
+  for (int i = 1; i < nb; ++i) {
+    if (m.joints_[i].type == JointType::FreeFlyer) m.quaternion_q_.push_back(m.joints_[i].q_index + 3);
+  }
+
   m.frames_ = frames;
   m.collisions_ = collisions_;
   for (const CollisionShape& s : collisions_) {

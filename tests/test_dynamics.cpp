@@ -5,6 +5,7 @@
 
 #include <Eigen/Cholesky>
 #include <cmath>
+#include <functional>
 
 #include "plume/algorithms/aba.hpp"
 #include "plume/algorithms/cholesky.hpp"
@@ -390,6 +391,46 @@ TEST(InputChecks, WrongSizesAndNonFiniteValuesAreNamed) {
   const Model other = load_model("arm7.urdf", urdf::RootJoint::Fixed);
   Data wrong(other);
   EXPECT_THROW(rnea(m, wrong, q, v, v), Error);
+}
+
+TEST(InputChecks, QuaternionNormsAreCheckedAtOneInAMillion) {
+  // The checked entry points accept a free-flyer quaternion whose norm is
+  // within 1e-6 of 1 and refuse one outside, naming it (the threshold of
+  // check_configuration), whichever algorithm is called.
+  const Model m = load_model("ball.urdf", urdf::RootJoint::FreeFlyer);
+  Data d(m);
+  const VectorX v = VectorX::Zero(m.nv());
+  Matrix6X J(6, m.nv());
+  auto scaled = [&](double norm) {
+    VectorX q = neutral_configuration(m);
+    q.segment<4>(3) = norm * Eigen::Vector4d(0.5, -0.5, 0.5, 0.5);
+    return q;
+  };
+  for (const double ok : {1.0 - 0.99e-6, 1.0 + 0.99e-6, 1.0}) {
+    const VectorX q = scaled(ok);
+    EXPECT_NO_THROW(rnea(m, d, q, v, v));
+    EXPECT_NO_THROW(bias_forces(m, d, q, v));
+    EXPECT_NO_THROW(crba(m, d, q));
+    EXPECT_NO_THROW(aba(m, d, q, v, v));
+    EXPECT_NO_THROW(frame_jacobian(m, d, q, 0, ReferenceFrame::World, J));
+  }
+  for (const double bad : {1.0 - 1.01e-6, 1.0 + 1.01e-6, 0.5, 0.0}) {
+    const VectorX q = scaled(bad);
+    for (const auto& call : std::vector<std::function<void()>>{
+             [&] { rnea(m, d, q, v, v); }, [&] { bias_forces(m, d, q, v); }, [&] { crba(m, d, q); },
+             [&] { aba(m, d, q, v, v); }, [&] { frame_jacobian(m, d, q, 0, ReferenceFrame::World, J); }}) {
+      try {
+        call();
+        ADD_FAILURE() << "norm " << bad << " accepted";
+      } catch (const ArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("the quaternion of joint"), std::string::npos) << e.what();
+      }
+    }
+  }
+  // A NaN in the quaternion is reported as a non-finite q entry.
+  VectorX q = scaled(1.0);
+  q(5) = std::nan("");
+  EXPECT_THROW(crba(m, d, q), ArgumentError);
 }
 
 TEST(Aba, AccuracyDoesNotDependOnTheDistanceFromTheOrigin) {

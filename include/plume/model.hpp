@@ -123,6 +123,10 @@ class Model {
   bool collision_disabled(const std::string& a, const std::string& b) const;
   /// Things the loader accepted but the user should know (mimic joints, …).
   const std::vector<std::string>& warnings() const { return warnings_; }
+  /// Index in q of the first coefficient (x) of each free-flyer quaternion
+  /// (x, y, z, w), in body order: the coordinates whose norm the checked
+  /// algorithms verify.
+  const std::vector<int>& quaternion_q_indices() const { return quaternion_q_; }
   /// Identifies this model's structure; Data checks it cheaply.
   std::uint64_t uid() const { return uid_; }
 
@@ -163,6 +167,7 @@ class Model {
   std::vector<int> dof_body_;
   std::vector<int> dof_parent_;
   std::vector<int> dof_run_start_;
+  std::vector<int> quaternion_q_;
   VectorX lower_, upper_, velocity_limit_, effort_limit_, damping_, friction_;
   std::vector<Frame> frames_;
   std::vector<CollisionShape> collisions_;

@@ -6,12 +6,51 @@
 #include "plume/configuration.hpp"
 #include "plume/data.hpp"
 #include "plume/error.hpp"
+#include "plume/spatial.hpp"
 
 namespace plume::detail {
 
-inline void check_state(const Model& model, const Data& data, const Eigen::Ref<const VectorX>& q) {
-  check_data(model, data);
-  check_configuration(model, q, "q");
+/// Are the n values at x all finite? x − x is 0 for a finite x and NaN for an
+/// infinity or a NaN, and a NaN stays in a sum: one compare at the end instead
+/// of a test and a branch per value (two sums, so that they overlap).
+PLUME_INLINE bool all_finite(const double* x, Eigen::Index n) {
+  double s0 = 0.0, s1 = 0.0;
+  Eigen::Index i = 0;
+  for (; i + 1 < n; i += 2) {
+    s0 += x[i] - x[i];
+    s1 += x[i + 1] - x[i + 1];
+  }
+  if (i < n) s0 += x[i] - x[i];
+  return s0 + s1 == 0.0;
+}
+
+/// check_vector(x, n, what), with the passing case inline: the out-of-line
+/// check, which composes the error message, runs only when something is wrong.
+PLUME_INLINE void check_vector_fast(const Eigen::Ref<const VectorX>& x, Eigen::Index n, const char* what) {
+  if (__builtin_expect(x.size() != n || !all_finite(x.data(), n), 0)) check_vector(x, n, what);
+}
+
+/// check_data(model, data) and check_configuration(model, q, "q"), with the
+/// passing case inline (per call on a one-body model the out-of-line checks
+/// cost as much as the dynamics): the uid and sizes compared, q's finiteness
+/// as above, and the squared norm of each free-flyer quaternion against a
+/// band slightly inside the 1 ± 1e-6 of check_configuration, whose own test
+/// decides (and composes the message) for anything outside it.
+PLUME_INLINE void check_state(const Model& model, const Data& data, const Eigen::Ref<const VectorX>& q) {
+  if (__builtin_expect(data.model_uid != model.uid() || data.nv != model.nv() || data.nbodies != model.nbodies(), 0)) {
+    check_data(model, data);
+  }
+  bool ok = q.size() == model.nq() && all_finite(q.data(), model.nq());
+  if (ok) {
+    const double* x = q.data();
+    for (const int k : model.quaternion_q_indices()) {
+      const double n2 = (x[k] * x[k] + x[k + 1] * x[k + 1]) + (x[k + 2] * x[k + 2] + x[k + 3] * x[k + 3]);
+      // n² inside [(1 − 1e-6)², (1 + 1e-6)²] = [0.999998000001, 1.000002000001]
+      // by 1e-12, far more than the rounding of n² or of Eigen's norm.
+      ok &= n2 >= 0.999998000002 && n2 <= 1.000001999998;
+    }
+  }
+  if (__builtin_expect(!ok, 0)) check_configuration(model, q, "q");
 }
 
 inline void check_forces(const Model& model, const std::vector<Force>& fext) {

@@ -276,22 +276,22 @@ void aba_derivatives(const Model& model, Data& data, const VecRef& q, const VecR
 
 void rnea_derivatives(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& a) {
   detail::check_state(model, data, q);
-  check_vector(v, model.nv(), "v");
-  check_vector(a, model.nv(), "a");
+  detail::check_vector_fast(v, model.nv(), "v");
+  detail::check_vector_fast(a, model.nv(), "a");
   unchecked::rnea_derivatives(model, data, q, v, a);
 }
 
 void kinematics_derivatives(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& a) {
   detail::check_state(model, data, q);
-  check_vector(v, model.nv(), "v");
-  check_vector(a, model.nv(), "a");
+  detail::check_vector_fast(v, model.nv(), "v");
+  detail::check_vector_fast(a, model.nv(), "a");
   unchecked::kinematics_derivatives(model, data, q, v, a);
 }
 
 void aba_derivatives(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& tau) {
   detail::check_state(model, data, q);
-  check_vector(v, model.nv(), "v");
-  check_vector(tau, model.nv(), "tau");
+  detail::check_vector_fast(v, model.nv(), "v");
+  detail::check_vector_fast(tau, model.nv(), "tau");
   unchecked::aba_derivatives(model, data, q, v, tau);
 }
 

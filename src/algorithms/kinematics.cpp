@@ -56,15 +56,15 @@ void forward_kinematics(const Model& model, Data& data, const VecRef& q) {
 
 void forward_kinematics(const Model& model, Data& data, const VecRef& q, const VecRef& v) {
   detail::check_state(model, data, q);
-  check_vector(v, model.nv(), "v");
+  detail::check_vector_fast(v, model.nv(), "v");
   unchecked::forward_kinematics(model, data, q, v);
 }
 
 void forward_kinematics(const Model& model, Data& data, const VecRef& q, const VecRef& v,
                         const VecRef& a) {
   detail::check_state(model, data, q);
-  check_vector(v, model.nv(), "v");
-  check_vector(a, model.nv(), "a");
+  detail::check_vector_fast(v, model.nv(), "v");
+  detail::check_vector_fast(a, model.nv(), "a");
   unchecked::forward_kinematics(model, data, q, v, a);
 }
 

@@ -202,23 +202,23 @@ const VectorX& gravity_torques(const Model& model, Data& data, const VecRef& q) 
 
 const VectorX& rnea(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& a) {
   detail::check_state(model, data, q);
-  check_vector(v, model.nv(), "v");
-  check_vector(a, model.nv(), "a");
+  detail::check_vector_fast(v, model.nv(), "v");
+  detail::check_vector_fast(a, model.nv(), "a");
   return unchecked::rnea(model, data, q, v, a);
 }
 
 const VectorX& rnea(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& a,
                     const std::vector<Force>& fext) {
   detail::check_state(model, data, q);
-  check_vector(v, model.nv(), "v");
-  check_vector(a, model.nv(), "a");
+  detail::check_vector_fast(v, model.nv(), "v");
+  detail::check_vector_fast(a, model.nv(), "a");
   detail::check_forces(model, fext);
   return unchecked::rnea(model, data, q, v, a, fext);
 }
 
 const VectorX& bias_forces(const Model& model, Data& data, const VecRef& q, const VecRef& v) {
   detail::check_state(model, data, q);
-  check_vector(v, model.nv(), "v");
+  detail::check_vector_fast(v, model.nv(), "v");
   return unchecked::bias_forces(model, data, q, v);
 }
 
@@ -228,7 +228,7 @@ const VectorX& gravity_torques(const Model& model, Data& data, const VecRef& q) 
 }
 
 VectorX passive_torques(const Model& model, const VecRef& v) {
-  check_vector(v, model.nv(), "v");
+  detail::check_vector_fast(v, model.nv(), "v");
   return -model.damping().cwiseProduct(v);
 }
 
