@@ -14,6 +14,7 @@
 
 #include "plume/algorithms/kinematics.hpp"
 #include "plume/contact/detection.hpp"
+#include "plume/dynamics/contact_dynamics.hpp"
 #include "plume/sim/simulator.hpp"
 #include "plume/sim/world_file.hpp"
 
@@ -371,4 +372,105 @@ TEST(Incline, TimeSteppingHoldsACubeAboveTheFrictionAngleWithoutTheLCP) {
   EXPECT_EQ(count, 4);
   EXPECT_NEAR(normal, g * std::cos(kTheta), 1e-9);
   EXPECT_NEAR(friction, g * std::sin(kTheta), 1e-9);
+}
+
+// ---- Painlevé: feet sliding under a body locked on its joint limits -------------------------
+
+namespace {
+
+// The state of models/worlds/humanoid_collapse.xml (time-stepping) at
+// t = 0.5224 s: the limp humanoid sits on its heels, hips, right knee and
+// waist on their limits, both feet flat and sliding at 2–5 cm/s (μ = 0.8).
+const char* const kParadoxQ =
+      "-0.2537997107958242 1.3563261039949599e-05 0.38821010231764386 -4.5671050461295045e-05 "
+      "-0.072683078634821791 -0.00016542671541768092 0.99735507249340316 0.00032731262732324816 "
+      "0.00011512066066834792 -2 2.3999999999999999 -0.25450556364845406 "
+      "6.0306004570418074e-07 0.00023536929156322322 0.00020379348595314696 -2 "
+      "2.3998667673088279 -0.25437232019659339 -0.00010046297621083657 0.00018626468289551114 "
+      "1 0.00015539805973464394 0.85413223355024592 -0.89421916702100213 "
+      "-0.041654006850122133 0.54256568184691456 -0.017217602225066048 -0.33528478342627838 "
+      "0.66521347827824229 0.21582495788664835 -0.89454460523219459 0.041692866615472834 "
+      "-0.5422929147541834 -0.016689102975856084 0.33532554767457157 0.66470622845537175 "
+      "-0.21588129355281466 ";
+const char* const kParadoxV =
+      "-0.31001695811505653 -1.0553941261280835 -0.84383853525246866 -0.4243852084478858 "
+      "0.035519037539245457 -0.19150926386964709 0.84086699811901311 0.25871266711950563 "
+      "-1.5026010811588164e-16 8.2113332796538197e-17 1.0552929384397656 0.050690799836877451 "
+      "0.60182624537692431 0.51193712070269937 5.5182506273433492e-17 -0.36711210049312887 "
+      "1.4224614299265863 -0.23459713318508316 0.47672487935883306 8.4666791251460417e-17 "
+      "0.41489959044898594 35.956578859902045 0.89561944046402719 -0.77558454093520779 "
+      "3.0387512618685673 -2.2894390038499601 -3.1451667974061754 -4.546801721022395 "
+      "-8.3078478776947193 0.023997653515881751 0.88242395654573547 -2.3082853247100128 "
+      "-0.87207053703147741 3.2536501474771344 -5.9127975799851207 8.1557853907310118 ";
+
+Scenario paradox_scenario() {
+  const std::string xml = std::string(R"(<world gravity="0 0 -9.81">
+  <model name="humanoid" urdf="humanoid.urdf" root="free"><state q=")") + kParadoxQ + "\" v=\"" + kParadoxV +
+                          R"("/></model>
+  <ground normal="0 0 1" offset="0"/>
+  <contact mu="0.8" restitution="0"/>
+  <simulate scheme="time-stepping" duration="0.02" output_rate="0"/>
+</world>)";
+  return load_world_string(xml, "paradox", PLUME_MODELS_DIR);
+}
+
+}  // namespace
+
+TEST(Painleve, SlidingFeetUnderALockedBodyHaveNoForcesAtHighFriction) {
+  // Independent of the schemes: the force LCP of the touching contacts (8
+  // sole corners, 4 joint limits) with Coulomb friction opposite each
+  // corner's sliding velocity. Its forces grow without bound as μ nears
+  // about 0.75 (the hallmark of Painlevé's paradox: sliding friction that
+  // pushes the contacts in harder than their normal forces can resist),
+  // and beyond it there are none: every one of the 2^12 active sets fails.
+  const Scenario sc = paradox_scenario();
+  const Model& m = sc.world.model();
+  Data d(m);
+  const VectorX q = sc.world.q0(), v = sc.world.v0();
+  ContactDetector det(m, sc.world.environment(), DetectionOptions{});
+  forward_kinematics(m, d, q);
+  std::vector<Contact> contacts;
+  det.detect(m, d, contacts);
+  detect_joint_limits(m, q, 1e-9, contacts);
+  ASSERT_EQ(contacts.size(), 12u);
+  ContactSolver solver(m);
+  const VectorX tau = VectorX::Zero(m.nv());
+  auto largest_force = [&](double mu) {
+    VectorX mus = VectorX::Constant(12, mu);
+    for (int i = 8; i < 12; ++i) mus(i) = 0.0;  // the joint limits
+    ContactSolveOptions o;
+    o.friction = FrictionModel::PolyhedralCone;
+    const ContactSolution& s = solver.solve(m, d, q, v, tau, contacts, mus, o);
+    return s.status == ContactStatus::Solved ? s.lambda.maxCoeff() : -1.0;
+  };
+  const double f3 = largest_force(0.3), f7 = largest_force(0.7);
+  EXPECT_GT(f3, 0.0);
+  EXPECT_GT(f7, 10.0 * f3);  // 3590 N against 273 N
+  EXPECT_LT(largest_force(0.8), 0.0);
+}
+
+TEST(Painleve, TimeSteppingJamsTheSlidingFeetAndGoesOn) {
+  // Where no forces exist the motion jumps (a tangential impact, Génot and
+  // Brogliato): the time-stepping scheme stopped here with contact_failure
+  // at t = 0; it now takes the impulse of a vanishing velocity-level step
+  // and goes on. Facts: the impulses push (λ ≥ 0) at t = 0; the energy never
+  // rises above its start (the impact and the plastic contacts only take);
+  // nothing penetrates.
+  Scenario sc = paradox_scenario();
+  SimulationOptions o = sc.options;
+  o.output_rate = 1000;
+  Simulator sim(sc.world, o);
+  MemoryRecorder rec;
+  const SimulationResult r = sim.run(&rec);
+  ASSERT_EQ(r.status, SimulationStatus::Finished) << r.message;
+  int jam = 0;
+  for (const SimulationEvent& e : rec.events) {
+    if (e.time != 0.0 || e.kind != EventKind::Impact) continue;
+    ++jam;
+    EXPECT_GE(e.impulse, 0.0) << e.contact;
+  }
+  EXPECT_GT(jam, 0);
+  for (double e : rec.energies) EXPECT_LE(e, r.statistics.energy_start + 1e-9);
+  EXPECT_LE(r.statistics.energy_end, r.statistics.energy_start);
+  EXPECT_LT(r.statistics.max_penetration, 1e-6);
 }

@@ -160,8 +160,13 @@ TimeStepping::Outcome TimeStepping::attempt(double h, bool stick_landing, Vector
   q1 = integrate(m, q_, 0.5 * (v_ + v1), h);
   // 4. penetration of a contact outside β, reversal of a sliding one
   detect(q1, touch_margin(opt_), found_);
+  // (A contact that left β while it was in it by a little more than the
+  // margin, and separates, is as deep at the step's start: it counts only
+  // when it goes deeper, or no step would ever be short enough.)
   for (const Contact& c : found_) {
-    if (c.gap < -touch_margin(opt_) && !in_beta(c.id)) return Outcome::Penetration;
+    if (c.gap < -touch_margin(opt_) && !in_beta(c.id) && c.gap < start_gap(c.id) - touch_margin(opt_)) {
+      return Outcome::Penetration;
+    }
   }
   h_stick = sliding_reversal(q1, v1, h);
   return std::isfinite(h_stick) ? Outcome::Stick : Outcome::Accepted;

@@ -45,7 +45,9 @@
 //   time_stepping_drift.cpp       step 5: drift correction (HMetricCorrection,
 //                                 shared with the event-driven scheme) and the
 //                                 energy guard
-//   time_stepping_impacts.cpp     step 5: the impact LCP at q₁
+//   time_stepping_impacts.cpp     step 5: the impact LCP at q₁; the
+//                                 tangential impact where β's force LCP has
+//                                 no solution (Painlevé)
 //   time_stepping_contact_set.cpp step 5: the new β, its forces and modes
 // The set-up, the controller's hold and the run's end are SchemeBase's
 // (scheme_base.hpp), shared with the compliant scheme.
@@ -74,6 +76,11 @@ class TimeStepping final : public SchemeBase {
  private:
   static constexpr double kInf = std::numeric_limits<double>::infinity();
   static constexpr int kScoreRun = 4;  // equal scores in a row that halve / double h_init
+  // jam(): the velocity-level step whose h → 0 limit is the tangential
+  // impact (the first try; each further one 100 times longer), and how many
+  // tries settle() makes.
+  static constexpr double kJamStep = 1e-9;
+  static constexpr int kMaxJams = 3;
 
   // A persistent contact (in β): touching with ζ = 0.
   struct Tracked {
@@ -93,6 +100,14 @@ class TimeStepping final : public SchemeBase {
   static double touch_margin(const SimulationOptions& o) { return 2.0 * std::max(o.contact_tolerance, o.drift_tolerance); }
 
   void parameters_of(const Contact& c, double& mu, double& e) const;
+  // A contact's gap at the step's start if it touched then (settle()'s
+  // detection at q_), else 0.
+  double start_gap(std::uint64_t id) const {
+    for (const Contact& c : touching_) {
+      if (c.id == id) return std::min(c.gap, 0.0);
+    }
+    return 0.0;
+  }
   bool in_beta(std::uint64_t id) const {
     for (const Tracked& tr : beta_) {
       if (tr.contact.id == id) return true;
@@ -144,6 +159,7 @@ class TimeStepping final : public SchemeBase {
   }
   bool impacts(SimulationResult& result);  // time_stepping_impacts.cpp
   bool settle(SimulationResult& result);   // time_stepping_contact_set.cpp
+  bool jam(int attempt);                   // time_stepping_impacts.cpp
 
   ContactSolver solver_;
   VectorX a_, qp_, vp_, ap_, mu_, slip_;
@@ -173,7 +189,7 @@ class TimeStepping final : public SchemeBase {
   VectorX proj_phi_, proj_Kdv_, proj_Tdv_, proj_Ddv_;
   HMetricCorrection hmetric_;
   // impacts() -> settle(): ζ of the touching contacts at (zeta_q_, zeta_v_)
-  VectorX imp_zeta_, imp_mu_, imp_e_, zeta_q_, zeta_v_;
+  VectorX imp_zeta_, imp_mu_, imp_e_, zeta_q_, zeta_v_, jam_gaps_, jam_vminus_;
   bool zeta_known_ = false;
   std::vector<Tracked> previous_;
   // detect(): the last configuration, margin and contacts

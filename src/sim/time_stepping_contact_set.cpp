@@ -15,38 +15,46 @@ namespace plume::detail {
 // the force LCP gives their forces, modes and a_ for the next step.
 bool TimeStepping::settle(SimulationResult& result) {
   const Model& m = model();
-  detect(q_, touch_margin(opt_), touching_);
-  // ζ of the touching contacts: from impacts() when it saw this (q, v).
-  const bool zeta_known = zeta_known_ && bitwise_equal(q_, zeta_q_) && bitwise_equal(v_, zeta_v_) &&
-                          imp_zeta_.size() == static_cast<Eigen::Index>(touching_.size());
-  zeta_known_ = false;
-  if (!zeta_known) unchecked::forward_kinematics(m, data_, q_, v_);
-  previous_.swap(beta_);
-  std::vector<Tracked>& previous = previous_;
-  beta_.clear();
-  for (std::size_t i = 0; i < touching_.size(); ++i) {
-    const Contact& c = touching_[i];
-    stats_.max_penetration = std::max(stats_.max_penetration, -c.gap);
-    const double zeta = zeta_known ? imp_zeta_(static_cast<Eigen::Index>(i)) : contact_kinematics(m, data_, c).gap_rate;
-    if (zeta > opt_.velocity_tolerance) continue;  // separating
-    Tracked tr;
-    tr.contact = c;
-    parameters_of(c, tr.mu, tr.restitution);
-    beta_.push_back(tr);
-  }
-  // The modes of the last solve carry over while β keeps its contacts.
-  modes_known_ = !beta_.empty() && beta_.size() == previous.size();
-  for (std::size_t k = 0; modes_known_ && k < beta_.size(); ++k) {
-    if (previous[k].contact.id != beta_[k].contact.id) {
-      modes_known_ = false;
-      break;
+  for (int jams = 0;; ++jams) {
+    detect(q_, touch_margin(opt_), touching_);
+    // ζ of the touching contacts: from impacts() when it saw this (q, v).
+    const bool zeta_known = zeta_known_ && bitwise_equal(q_, zeta_q_) && bitwise_equal(v_, zeta_v_) &&
+                            imp_zeta_.size() == static_cast<Eigen::Index>(touching_.size());
+    zeta_known_ = false;
+    if (!zeta_known) unchecked::forward_kinematics(m, data_, q_, v_);
+    previous_.swap(beta_);
+    beta_.clear();
+    for (std::size_t i = 0; i < touching_.size(); ++i) {
+      const Contact& c = touching_[i];
+      stats_.max_penetration = std::max(stats_.max_penetration, -c.gap);
+      const double zeta = zeta_known ? imp_zeta_(static_cast<Eigen::Index>(i)) : contact_kinematics(m, data_, c).gap_rate;
+      if (zeta > opt_.velocity_tolerance) continue;  // separating
+      Tracked tr;
+      tr.contact = c;
+      parameters_of(c, tr.mu, tr.restitution);
+      beta_.push_back(tr);
     }
-    beta_[k].mode = previous[k].mode;
-    beta_[k].active = previous[k].active;
-    beta_[k].slide_dir = previous[k].slide_dir;
-  }
-  if (!accelerations(q_, v_, a_)) {
-    return fail(result, SimulationStatus::ContactFailure, "contact forces at t = " + fmt(t_) + ": " + message_);
+    // The modes of the last solve carry over while β keeps its contacts.
+    modes_known_ = !beta_.empty() && beta_.size() == previous_.size();
+    for (std::size_t k = 0; modes_known_ && k < beta_.size(); ++k) {
+      if (previous_[k].contact.id != beta_[k].contact.id) {
+        modes_known_ = false;
+        break;
+      }
+      beta_[k].mode = previous_[k].mode;
+      beta_[k].active = previous_[k].active;
+      beta_[k].slide_dir = previous_[k].slide_dir;
+    }
+    if (accelerations(q_, v_, a_)) break;
+    // No forces for β at (q, v): sliding contacts whose friction, at this
+    // posture, would need an unbounded normal force (Painlevé's paradox, e.g.
+    // feet sliding under a body locked on its joint limits). The motion then
+    // jumps: a tangential impact (an impact without collision) at t_, after
+    // which the forces exist. At most kMaxJams in a row.
+    if (jams == kMaxJams || !jam(jams)) {
+      return fail(result, SimulationStatus::ContactFailure, "contact forces at t = " + fmt(t_) + ": " + message_);
+    }
+    previous_.swap(beta_);  // the loop's first swap brings the old β back
   }
   slide_speed0_.assign(beta_.size(), 0.0);
   if (!beta_.empty()) {
@@ -82,7 +90,7 @@ bool TimeStepping::settle(SimulationResult& result) {
   }
   // What changed: losses, gains, stick/slip.
   auto sliding = [](ContactMode mode) { return mode == ContactMode::Sliding || mode == ContactMode::Slipping; };
-  for (const Tracked& old : previous) {
+  for (const Tracked& old : previous_) {
     const Tracked* now = nullptr;
     for (const Tracked& tr : beta_) {
       if (tr.contact.id == old.contact.id) now = &tr;
@@ -95,7 +103,7 @@ bool TimeStepping::settle(SimulationResult& result) {
   }
   for (const Tracked& now : beta_) {
     bool known = false;
-    for (const Tracked& old : previous) known |= old.contact.id == now.contact.id;
+    for (const Tracked& old : previous_) known |= old.contact.id == now.contact.id;
     if (!known) emit(t_, EventKind::ContactGain, now.contact, 0.0, 0.0, 0.0);
   }
   refresh_view();

@@ -10,6 +10,8 @@
 #include <Eigen/Cholesky>
 #include <Eigen/LU>
 
+#include "plume/algorithms/aba.hpp"
+#include "plume/algorithms/energy.hpp"
 #include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/kinematics.hpp"
 #include "plume/contact/contact_jacobian.hpp"
@@ -110,6 +112,62 @@ bool TimeStepping::impacts(SimulationResult& result) {
       v_ -= HiT * A.partialPivLu().solve(T.transpose() * v_);
     }
   }
+  return true;
+}
+
+// The tangential impact where β's force LCP has no solution at (t_, q_, v_)
+// (Painlevé's paradox: sliding friction that would need an unbounded normal
+// force; Génot and Brogliato 1999). The impulse is the h → 0 limit of a
+// velocity-level (Stewart–Trinkle, Anitescu–Potra) step over the touching
+// contacts: v⁻ = v + h H⁻¹(τ − C), ζ⁺ ≥ −φ/h, plastic, friction in the
+// cone with maximal dissipation. That problem always has a solution; where
+// forces exist it is O(h) (nothing happens), where they do not it stays
+// finite as h → 0 (the impact). Measured on the humanoid collapse at the
+// paradox: the impulses agree to 3 digits for h = 1e-5, 1e-7 and 1e-9 s, and
+// the force LCP is solved at the new velocity. Near the paradox's threshold
+// the polyhedral cone of the velocity problem (μ cos(π/k) between its
+// directions) can still hold where Coulomb's isotropic sliding force does
+// not: the impulse is then O(h) and changes nothing, so each further try
+// (`attempt` 0, 1, 2) takes h 100 times longer (1e-9, 1e-7, 1e-5 s). The
+// velocity h q̈ this adds without advancing time could add up to h·(power
+// of the applied forces) of kinetic energy: v⁺ is scaled back to the kinetic
+// energy before the impulse if it exceeds it. Emits the impacts; false when
+// the impulse LCP failed too.
+bool TimeStepping::jam(int attempt) {
+  const Model& m = model();
+  const int n = static_cast<int>(touching_.size());
+  if (n == 0) return false;
+  jam_gaps_.resize(n);
+  imp_mu_.resize(n);
+  imp_e_.setZero(n);
+  double unused = 0.0;
+  for (int i = 0; i < n; ++i) {
+    jam_gaps_(i) = touching_[static_cast<std::size_t>(i)].gap;
+    parameters_of(touching_[static_cast<std::size_t>(i)], imp_mu_(i), unused);
+  }
+  const double h = kJamStep * std::pow(100.0, attempt);
+  jam_vminus_ = v_ + h * unchecked::aba(m, data_, q_, v_, applied_tau_at(v_));
+  ImpactOptions io;
+  io.friction = imp_mu_.maxCoeff() > 0.0 ? FrictionModel::PolyhedralCone : FrictionModel::None;
+  io.cone_directions = opt_.cone_directions;
+  io.time_step = h;
+  io.gaps = jam_gaps_;
+  const ImpactSolution& s = solver_.impact(m, data_, q_, jam_vminus_, touching_, imp_e_, imp_mu_, io);
+  ++stats_.lcp_solves;
+  if (s.status != ContactStatus::Solved) {
+    message_ += "; the tangential impact failed too: " + contact_failure_words(s.status, s.message);
+    return false;
+  }
+  ++stats_.impacts;
+  for (int i = 0; i < n; ++i) {
+    if (s.impulse(i) > 0.0) {
+      emit(t_, EventKind::Impact, touching_[static_cast<std::size_t>(i)], s.zeta_minus(i), s.zeta_plus(i), s.impulse(i));
+    }
+  }
+  const double before = kinetic_energy(m, data_, q_, v_);
+  v_ = s.v_plus;
+  const double after = kinetic_energy(m, data_, q_, v_);
+  if (after > before && after > 0.0) v_ *= std::sqrt(before / after);
   return true;
 }
 
