@@ -92,7 +92,7 @@ void EventDrivenCore::correct_for_tau() {
   dl.noalias() = -(K.leftCols(rows).transpose() * du);
   solve_A(rows, dl);
   lam.head(rows) += dl;
-  x.noalias() = (symmetric ? YK : YG).topRows(rows).transpose() * dl;
+  force_term(dl, x);
   x.array() /= data.LD.diagonal().array();
   ltdl_solve_L(m, data, x);
   memo.qdd += du + x;
@@ -186,73 +186,63 @@ void EventDrivenCore::dynamics_full(const VectorX& qq, const VectorX& vv, Eigen:
       return;
     }
   }
-  // With Y = L⁻ᵀK (rows of YK here: one per constraint) the system is
-  // A λ = −(Kᵀ a0 + K̇ᵀq̇), A = Kᵀ H⁻¹ G = (L⁻ᵀK)ᵀ D⁻¹ (L⁻ᵀG). A sliding
-  // contact's force row t − μ(c₁d₁ + c₂d₂) is not solved for on its own:
-  // its tangents d₁, d₂ go through L⁻ᵀ with the constraint rows (two rows
-  // after them) and L⁻ᵀG's row is combined from theirs.
+  // The system A λ = −(Kᵀ a0 + K̇ᵀq̇), A = Kᵀ H⁻¹ G, by contacts: every
+  // active contact's three directions (normal, two tangents) go through L⁻ᵀ
+  // together (W_a = L⁻ᵀ[t_a d_a1 d_a2], nonzero on the contact's support
+  // chain only), Ā = W D⁻¹ Wᵀ is formed by 3 × 3 blocks over the dofs two
+  // contacts share, and A's rows and columns are picked from it: a sticking
+  // contact's rows are its three directions, a sliding one's normal row has
+  // the force direction t − μ(c₁d₁ + c₂d₂), a combination of Ā's columns.
   const int nv = m.nv();
-  int all = rows;
-  if (sliding) {
-    for (int r = 0; r < rows; ++r) {
-      const int a = row_src[r] / 3;
-      if (row_src[r] % 3 != 0 || current[act_track[a]].mode != ContactMode::Sliding || current[act_track[a]].mu <= 0.0)
-        continue;
-      row_src[all++] = 3 * a + 1;
-      row_src[all++] = 3 * a + 2;
+  for (int d = 0; d < nv; ++d) dinv[d] = 1.0 / data.LD(d, d);
+  for (int a = 0; a < na; ++a) {
+    double* w = contact_W(a);
+    const double* t = T.col(a).data();
+    const double* d1 = D.col(2 * a).data();
+    const double* d2 = D.col(2 * a + 1).data();
+    for (int d = 0; d < nv; ++d) {
+      w[3 * d] = t[d];
+      w[3 * d + 1] = d1[d];
+      w[3 * d + 2] = d2[d];
     }
+    solve_Lt3(m, data.LD, w);
+    int* sup = contact_support(a);
+    int n = 0;
+    for (int d = 0; d < nv; ++d) {
+      if (w[3 * d] != 0.0 || w[3 * d + 1] != 0.0 || w[3 * d + 2] != 0.0) sup[n++] = d;
+    }
+    support_size[a] = n;
+    // Kᵀa0 = (L⁻ᵀK)ᵀ s for the three directions.
+    double k0 = 0.0, k1 = 0.0, k2 = 0.0;
+    for (int i = 0; i < n; ++i) {
+      const int d = sup[i];
+      k0 += w[3 * d] * s0[d];
+      k1 += w[3 * d + 1] * s0[d];
+      k2 += w[3 * d + 2] * s0[d];
+    }
+    kv[3 * a] = k0;
+    kv[3 * a + 1] = k1;
+    kv[3 * a + 2] = k2;
+    const Tracked& tr = current[act_track[a]];
+    slide_c[a] = tr.mode == ContactMode::Sliding && tr.mu > 0.0 ? sliding_direction(a, vv) : Vec2::Zero();
   }
-  auto Yall = YK.topRows(all);
-  for (int r = 0; r < all; ++r) {
-    const double* col = constraint_column(row_src[r]);
-    for (int d = 0; d < nv; ++d) Yall(r, d) = col[d];
-  }
-  ltdl_solve_Lt_rows(m, data, Yall);
-  auto Kt = YK.topRows(rows);
+  form_Abar(na);
   auto rhs = b.head(rows);
-  auto Ks0 = ucol.head(rows);  // Kᵀa0 = (L⁻ᵀK)ᵀ s (not a temporary: no allocation)
-  Ks0.noalias() = Kt * s0;
-  rhs = -(Ks0 + rhs);
+  for (int r = 0; r < rows; ++r) rhs[r] = -(kv[row_src[r]] + rhs[r]);
   symmetric = !sliding;
   auto Ar = A.topLeftCorner(rows, rows);
-  auto Gt = (symmetric ? YK : YG).topRows(rows);
-  if (!symmetric) {
-    Gt = Kt;
-    for (int r = 0, e = rows; r < rows; ++r) {
-      const int a = row_src[r] / 3;
-      const Tracked& tr = current[act_track[a]];
-      if (row_src[r] % 3 != 0 || tr.mode != ContactMode::Sliding || tr.mu <= 0.0) continue;
-      const Vec2 c = sliding_direction(a, vv);
-      Gt.row(r) -= tr.mu * (c.x() * YK.row(e) + c.y() * YK.row(e + 1));
-      e += 2;
+  for (int sc = 0; sc < rows; ++sc) {
+    const int gs = row_src[sc];
+    const int bs = gs / 3;
+    const Vec2& c = slide_c[bs];
+    const bool combine = gs % 3 == 0 && (c.x() != 0.0 || c.y() != 0.0);
+    const double mu = current[act_track[bs]].mu;
+    for (int r = symmetric ? sc : 0; r < rows; ++r) {
+      const int kr = row_src[r];
+      double v = abar(kr, gs);
+      if (combine) v -= mu * (c.x() * abar(kr, gs + 1) + c.y() * abar(kr, gs + 2));
+      Ar(r, sc) = v;
     }
-  }
-  // A = Σ_dofs u wᵀ, u the dof's column of L⁻ᵀK scaled by D⁻¹ and w its
-  // column of L⁻ᵀG: rank-one updates over the rows where the column is
-  // nonzero (a leg dof: that leg's contacts only), consecutive dofs with the
-  // same rows (a free-flyer's six, a leg's three) in one pass over A.
-  // Symmetric: the lower triangle, the one the Cholesky factorisation reads.
-  Ar.setZero();
-  for (int d = 0; d < nv; ++d) {
-    const double* y = Kt.col(d).data();
-    int lo = 0, hi = rows;
-    while (lo < hi && y[lo] == 0.0) ++lo;
-    while (hi > lo && y[hi - 1] == 0.0) --hi;
-    dof_lo[d] = lo;
-    dof_hi[d] = hi;
-    if (lo == hi) continue;
-    const double dinv = 1.0 / data.LD(d, d);
-    double* u = U.col(d).data();
-    for (int r = lo; r < hi; ++r) u[r] = y[r] * dinv;
-  }
-  for (int d = 0; d < nv;) {
-    const int lo = dof_lo[d], hi = dof_hi[d];
-    int e = d + 1;
-    while (e < nv && e - d < kFusedDofs && dof_lo[e] == lo && dof_hi[e] == hi) ++e;
-    if (lo < hi) {
-      add_rank_updates(Ar, U, Gt, d, e - d, lo, hi, symmetric);
-    }
-    d = e;
   }
   // Dependent constraints (four corners of a flat face) leave A singular:
   // a tiny regularisation picks the minimum-norm forces, q̈ is unaffected.
@@ -262,57 +252,92 @@ void EventDrivenCore::dynamics_full(const VectorX& qq, const VectorX& vv, Eigen:
   lam.head(rows) = rhs;
   solve_A(rows, lam);
   // q̈ = L⁻¹(s + D⁻¹ (L⁻ᵀG)ᵀλ).
-  x.noalias() = Gt.transpose() * lam.head(rows);
-  x.array() *= data.LD.diagonal().cwiseInverse().array();
-  x += s0;
+  force_term(lam, x);
+  for (int d = 0; d < nv; ++d) x[d] = x[d] * dinv[d] + s0[d];
   ltdl_solve_L(m, data, x);
   qdd = x;
 }
 
+// (L⁻ᵀG)ᵀ l: each contact's W_a times its direction weights g_a (l's rows
+// of that contact; a sliding one's normal row along t − μ(c₁d₁ + c₂d₂)).
+void EventDrivenCore::force_term(const VectorX& l, VectorX& out) {
+  const int rows = memo.rows;
+  out.setZero(model().nv());
+  for (int r = 0; r < rows;) {
+    const int a = row_src[r] / 3;
+    double g[3] = {l[r], 0.0, 0.0};
+    ++r;
+    if (r < rows && row_src[r] / 3 == a) {  // sticking: its two tangent rows follow
+      g[1] = l[r];
+      g[2] = l[r + 1];
+      r += 2;
+    } else {  // sliding (c ≠ 0) or frictionless (c = 0)
+      const double mu = current[act_track[a]].mu;
+      g[1] = -mu * slide_c[a].x() * g[0];
+      g[2] = -mu * slide_c[a].y() * g[0];
+    }
+    const double* w = contact_W(a);
+    const int* sup = contact_support(a);
+    for (int i = 0; i < support_size[a]; ++i) {
+      const int d = sup[i];
+      out[d] += w[3 * d] * g[0] + w[3 * d + 1] * g[1] + w[3 * d + 2] * g[2];
+    }
+  }
+}
+
 namespace {
 
-// A += Σ_{c<C} u_c w_cᵀ for the dofs d … d+C−1 (u_c = U's column, w_c = Gt's
-// column), on rows [lo, hi) (where the u_c are nonzero); only r ≥ j when
-// `lower`. Each entry takes its dofs in order, as one update per dof would.
-template <int C>
-PLUME_SCALAR_LOOPS void rank_updates(double* A, Eigen::Index lda, const double* const* u, const double* const* w, int rows, int lo,
-                  int hi, bool lower) {
-  for (int j = 0; j < rows; ++j) {
-    double wj[C];
-    bool any = false;
-    for (int c = 0; c < C; ++c) {
-      wj[c] = w[c][j];
-      any |= wj[c] != 0.0;
-    }
-    if (!any) continue;
-    double* a = A + j * lda;
-    for (int r = lower ? std::max(lo, j) : lo; r < hi; ++r) {
-      double acc = a[r];
-      for (int c = 0; c < C; ++c) acc += wj[c] * u[c][r];
-      a[r] = acc;
+// w ← L⁻ᵀ w for three right-hand sides stored as w[3d + c]: descendants
+// first, each dof's row of L scattered into its ancestors.
+PLUME_SCALAR_LOOPS void solve_Lt3_impl(const Model& m, const RowMatrixX& LD, double* w) {
+  const int nv = m.nv();
+  for (int i = nv - 1; i >= 0; --i) {
+    const double x0 = w[3 * i], x1 = w[3 * i + 1], x2 = w[3 * i + 2];
+    if (x0 == 0.0 && x1 == 0.0 && x2 == 0.0) continue;
+    const double* Li = LD.data() + static_cast<Eigen::Index>(i) * LD.cols();
+    for (int e = m.dof_parent(i); e >= 0;) {
+      const int s = m.dof_run_start(e);
+      for (int j = s; j <= e; ++j) {
+        const double l = Li[j];
+        double* wj = w + 3 * j;
+        wj[0] -= l * x0;
+        wj[1] -= l * x1;
+        wj[2] -= l * x2;
+      }
+      e = m.dof_parent(s);
     }
   }
 }
 
 }  // namespace
 
-void EventDrivenCore::add_rank_updates(Eigen::Ref<MatrixX> Ar, const MatrixX& Um, const Eigen::Ref<const MatrixX>& Gt,
-                                       int d, int count, int lo, int hi, bool lower) {
-  const double* u[kFusedDofs];
-  const double* w[kFusedDofs];
-  for (int c = 0; c < count; ++c) {
-    u[c] = Um.col(d + c).data();
-    w[c] = Gt.col(d + c).data();
-  }
-  const int rows = static_cast<int>(Ar.rows());
-  const Eigen::Index lda = Ar.outerStride();
-  switch (count) {
-    case 1: rank_updates<1>(Ar.data(), lda, u, w, rows, lo, hi, lower); break;
-    case 2: rank_updates<2>(Ar.data(), lda, u, w, rows, lo, hi, lower); break;
-    case 3: rank_updates<3>(Ar.data(), lda, u, w, rows, lo, hi, lower); break;
-    case 4: rank_updates<4>(Ar.data(), lda, u, w, rows, lo, hi, lower); break;
-    case 5: rank_updates<5>(Ar.data(), lda, u, w, rows, lo, hi, lower); break;
-    default: rank_updates<6>(Ar.data(), lda, u, w, rows, lo, hi, lower); break;
+void EventDrivenCore::solve_Lt3(const Model& m, const RowMatrixX& LD, double* w) { solve_Lt3_impl(m, LD, w); }
+
+// The lower blocks (a ≥ b) of Ā = W D⁻¹ Wᵀ, 3 × 3 per pair of contacts,
+// over the dofs both are nonzero on.
+void EventDrivenCore::form_Abar(int na) {
+  for (int a = 0; a < na; ++a) {
+    const double* wa = contact_W(a);
+    const int* sup = contact_support(a);
+    const int n = support_size[a];
+    for (int bb = 0; bb <= a; ++bb) {
+      const double* wb = contact_W(bb);
+      double B[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};  // B[c][c'] = Ā(3a + c, 3b + c')
+      for (int i = 0; i < n; ++i) {
+        const int d = sup[i];
+        const double* y = wb + 3 * d;
+        if (y[0] == 0.0 && y[1] == 0.0 && y[2] == 0.0) continue;
+        const double u0 = wa[3 * d] * dinv[d], u1 = wa[3 * d + 1] * dinv[d], u2 = wa[3 * d + 2] * dinv[d];
+        for (int c = 0; c < 3; ++c) {
+          B[0][c] += u0 * y[c];
+          B[1][c] += u1 * y[c];
+          B[2][c] += u2 * y[c];
+        }
+      }
+      for (int c = 0; c < 3; ++c) {
+        for (int c2 = 0; c2 < 3; ++c2) Abar(3 * a + c, 3 * bb + c2) = B[c][c2];
+      }
+    }
   }
 }
 
@@ -438,15 +463,15 @@ void EventDrivenCore::ensure(int na) {
   T.resize(nv, cap);
   D.resize(nv, 2 * cap);
   K.resize(nv, 3 * cap);
-  G.resize(nv, 3 * cap);
-  YK.resize(3 * cap, nv);
-  YG.resize(3 * cap, nv);
+  Wc.resize(3 * nv * cap);
+  sup_idx.resize(static_cast<std::size_t>(nv) * cap);
+  support_size.resize(cap);
+  slide_c.resize(cap);
+  kv.resize(3 * cap);
+  Abar.resize(3 * cap, 3 * cap);
+  dinv.resize(nv);
   A.resize(3 * cap, 3 * cap);
   row_src.resize(3 * cap);
-  ucol.resize(3 * cap);
-  U.resize(3 * cap, nv);
-  dof_lo.resize(nv);
-  dof_hi.resize(nv);
   Tdv.resize(cap);
   Ddv.resize(2 * cap);
   b.resize(3 * cap);

@@ -170,9 +170,16 @@ struct EventDrivenCore {
   void ensure(int na);
   const double* constraint_column(int code) const;
   void fill_constraint_columns(int rows);
-  static constexpr int kFusedDofs = 6;  // dofs per pass of add_rank_updates
-  void add_rank_updates(Eigen::Ref<MatrixX> Ar, const MatrixX& Um, const Eigen::Ref<const MatrixX>& Gt, int d,
-                        int count, int lo, int hi, bool lower);
+  // The rows solve by contacts (dynamics_full): W_a = L⁻ᵀ[t_a d_a1 d_a2]
+  // as Wc[3nv a + 3d + c], its nonzero dofs, Ā = W D⁻¹ Wᵀ's lower blocks.
+  double* contact_W(int a) { return Wc.data() + 3 * static_cast<Eigen::Index>(model().nv()) * a; }
+  const double* contact_W(int a) const { return Wc.data() + 3 * static_cast<Eigen::Index>(model().nv()) * a; }
+  int* contact_support(int a) { return sup_idx.data() + static_cast<std::size_t>(model().nv()) * a; }
+  const int* contact_support(int a) const { return sup_idx.data() + static_cast<std::size_t>(model().nv()) * a; }
+  static void solve_Lt3(const Model& m, const RowMatrixX& LD, double* w);
+  void form_Abar(int na);
+  double abar(int i, int j) const { return i >= j ? Abar(i, j) : Abar(j, i); }
+  void force_term(const VectorX& l, VectorX& out);
   void factor_A(int rows);
   void solve_A(int rows, VectorX& rhs);
   Vec2 sliding_direction(int a, const VectorX& vv) const;
@@ -189,11 +196,11 @@ struct EventDrivenCore {
   } memo;
   std::vector<Contact> act;  // the active contacts of the memo's evaluation
   std::vector<int> act_track;  // their indices into current
-  MatrixX T, D, K, G, YK, YG, A;
+  MatrixX T, D, K, A, Abar;
+  VectorX Wc, kv, dinv;
+  std::vector<int> sup_idx, support_size;
+  std::vector<Vec2> slide_c;  // per active contact: the sliding direction (c₁, c₂) of a sliding one, else 0
   std::vector<int> row_src;  // per constraint row: 3a (T's column a) or 3a + 1 + j (D's column 2a + j)
-  VectorX ucol;              // a dof's column of L⁻ᵀK scaled by D⁻¹ (dynamics_full)
-  MatrixX U;                 // L⁻ᵀK's columns scaled by D⁻¹, on their nonzero rows
-  std::vector<int> dof_lo, dof_hi;  // per dof: the rows where L⁻ᵀK's column is nonzero
   VectorX s0, dl;            // D⁻¹L⁻ᵀ(τ − C) (dynamics_full); Δλ (correct_for_tau)
   VectorX Tdv, Ddv, b, lam, a0, x, ydot, dtau, du, tau_applied, scratch;
   std::vector<double> fn;
