@@ -81,7 +81,13 @@ JointKind kernel_kind(JointType type, const Vec3& axis) {
       if (a == Vec3::UnitZ()) return JointKind::RevoluteZ;
       return JointKind::RevoluteAxis;
     }
-    case JointType::Prismatic: return JointKind::Prismatic;
+    case JointType::Prismatic: {
+      const Vec3 a = axis.normalized();
+      if (a == Vec3::UnitX()) return JointKind::PrismaticX;
+      if (a == Vec3::UnitY()) return JointKind::PrismaticY;
+      if (a == Vec3::UnitZ()) return JointKind::PrismaticZ;
+      return JointKind::Prismatic;
+    }
     case JointType::Planar: return JointKind::Planar;
     case JointType::FreeFlyer: return JointKind::FreeFlyer;
     case JointType::Fixed: return JointKind::None;

@@ -67,7 +67,10 @@ enum class JointKind : std::uint8_t {
   RevoluteY,     ///< … about +y
   RevoluteZ,     ///< … about +z
   RevoluteAxis,  ///< … about any other unit axis
-  Prismatic,     ///< prismatic along any unit axis
+  Prismatic,     ///< prismatic along any other unit axis
+  PrismaticX,    ///< prismatic along +x
+  PrismaticY,    ///< … along +y
+  PrismaticZ,    ///< … along +z
   Planar,
   FreeFlyer
 };

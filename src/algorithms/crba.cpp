@@ -37,6 +37,13 @@ PLUME_INLINE bool is_plane_revolute(const Joint& j) {
          j.tree_rotation_identity;
 }
 
+/// Is joint j prismatic along a coordinate axis with the identity tree
+/// rotation (Xup a pure translation)?
+PLUME_INLINE bool is_straight_slider(const Joint& j) {
+  return (j.kind == JointKind::PrismaticX || j.kind == JointKind::PrismaticY || j.kind == JointKind::PrismaticZ) &&
+         j.tree_rotation_identity;
+}
+
 /// The axis A of an axis-aligned revolute kernel.
 template <class K>
 inline constexpr int axis_of = -1;
@@ -157,6 +164,45 @@ PLUME_INLINE void add_transformed(const RigidInertia& Y, const Transform& X, Rig
   for (int k = 0; k < 3; ++k) hp[k] += hA[k];
 }
 
+/// Ic_λ += Xᵀ Ic X for a translation X = (1, r): add_transformed with E = 1
+/// (h_λ += h + m r, Ī_λ += Ī + (r·h + r·hA) 1 − h rᵀ − r hAᵀ).
+PLUME_INLINE void add_translated(const RigidInertia& Y, const Vec3& r, RigidInertia& P) {
+  const Mat3& I = Y.Ibar();
+  const Vec3& h = Y.h();
+  const double m = Y.mass();
+  const double hA0 = h[0] + m * r[0], hA1 = h[1] + m * r[1], hA2 = h[2] + m * r[2];
+  const double diag = ((r[0] * h[0] + r[1] * h[1]) + r[2] * h[2]) + ((r[0] * hA0 + r[1] * hA1) + r[2] * hA2);
+  const double x00 = (I(0, 0) - (h[0] * r[0] + r[0] * hA0)) + diag;
+  const double x11 = (I(1, 1) - (h[1] * r[1] + r[1] * hA1)) + diag;
+  const double x22 = (I(2, 2) - (h[2] * r[2] + r[2] * hA2)) + diag;
+  const double x01 = I(0, 1) - (h[0] * r[1] + r[0] * hA1);
+  const double x02 = I(0, 2) - (h[0] * r[2] + r[0] * hA2);
+  const double x12 = I(1, 2) - (h[1] * r[2] + r[1] * hA2);
+  Mat3& Ip = P.Ibar();
+  Ip(0, 0) += x00;
+  Ip(1, 1) += x11;
+  Ip(2, 2) += x22;
+  Ip(0, 1) += x01;
+  Ip(1, 0) += x01;
+  Ip(0, 2) += x02;
+  Ip(2, 0) += x02;
+  Ip(1, 2) += x12;
+  Ip(2, 1) += x12;
+  P.mass() += m;
+  Vec3& hp = P.h();
+  hp[0] += hA0;
+  hp[1] += hA1;
+  hp[2] += hA2;
+}
+
+/// f ← Xᵀ f for a translation X = (1, r): [n + r × l; l].
+PLUME_INLINE void translated_force_up(const Vec3& r, double* f) {
+  const double l0 = f[3], l1 = f[4], l2 = f[5];
+  f[0] += r[1] * l2 - r[2] * l1;
+  f[1] += r[2] * l0 - r[0] * l2;
+  f[2] += r[0] * l1 - r[1] * l0;
+}
+
 /// f ← Xᵀ f for X = (E, r) with E the plane rotation of an axis-aligned
 /// revolute joint about A: [Eᵀ n + r × Eᵀ l; Eᵀ l] (14 products).
 template <int A>
@@ -188,6 +234,9 @@ PLUME_INLINE void force_up(const Joint& j, const Transform& Xup, double* f) {
       case JointKind::RevoluteX: plane_force_up<0>(Xup, f); return;
       case JointKind::RevoluteY: plane_force_up<1>(Xup, f); return;
       case JointKind::RevoluteZ: plane_force_up<2>(Xup, f); return;
+      case JointKind::PrismaticX:
+      case JointKind::PrismaticY:
+      case JointKind::PrismaticZ: translated_force_up(Xup.r(), f); return;
       default: break;
     }
   }
@@ -223,6 +272,18 @@ PLUME_INLINE void project(const Joint& j, const double* S, const double* f, doub
       H[l + nv * k] = f[2];
       H[k + nv * l] = f[2];
       return;
+    case JointKind::PrismaticX:
+      H[l + nv * k] = f[3];
+      H[k + nv * l] = f[3];
+      return;
+    case JointKind::PrismaticY:
+      H[l + nv * k] = f[4];
+      H[k + nv * l] = f[4];
+      return;
+    case JointKind::PrismaticZ:
+      H[l + nv * k] = f[5];
+      H[k + nv * l] = f[5];
+      return;
     case JointKind::FreeFlyer:
       for (int m = 0; m < 6; ++m) {
         H[l + m + nv * k] = f[m];
@@ -249,6 +310,21 @@ PLUME_INLINE void revolute_force(const RigidInertia& Y, double* f) {
   f[3 + A] = 0.0;
   f[3 + i1] = -h[i2];
   f[3 + i2] = h[i1];
+}
+
+/// f = Ic S for S = [0; e_A]: [h × e_A; m e_A] (no products).
+template <int A>
+PLUME_INLINE void slider_force(const RigidInertia& Y, double* f) {
+  constexpr int i1 = (A + 1) % 3;
+  constexpr int i2 = (A + 2) % 3;
+  const Vec3& h = Y.h();
+  f[A] = 0.0;
+  f[i1] = h[i2];
+  f[i2] = -h[i1];
+  f[3] = 0.0;
+  f[4] = 0.0;
+  f[5] = 0.0;
+  f[3 + A] = Y.mass();
 }
 
 }  // namespace
@@ -349,6 +425,18 @@ PLUME_FLATTEN const MatrixX& crba(const Model& model, Data& data, const VecRef& 
           revolute_force<2>(Y, f);
           H[k + nv * k] = f[2];
           break;
+        case JointKind::PrismaticX:
+          slider_force<0>(Y, f);
+          H[k + nv * k] = f[3];
+          break;
+        case JointKind::PrismaticY:
+          slider_force<1>(Y, f);
+          H[k + nv * k] = f[4];
+          break;
+        case JointKind::PrismaticZ:
+          slider_force<2>(Y, f);
+          H[k + nv * k] = f[5];
+          break;
         default:
           detail::inertia_times(Y, S + 6 * k, f);
           for (int l = j.v_index; l <= k; ++l) {
@@ -365,7 +453,9 @@ PLUME_FLATTEN const MatrixX& crba(const Model& model, Data& data, const VecRef& 
       }
     }
     if (p > 0) {
-      if (is_plane_revolute(j)) {
+      if (is_straight_slider(j)) {
+        add_translated(Y, Xup[i].r(), data.Ic[p]);
+      } else if (is_plane_revolute(j)) {
         switch (j.kind) {
           case JointKind::RevoluteX: add_plane_transformed<0>(Y, Xup[i], data.Ic[p]); break;
           case JointKind::RevoluteY: add_plane_transformed<1>(Y, Xup[i], data.Ic[p]); break;

@@ -46,6 +46,15 @@ PLUME_FLATTEN void fill_jacobian_world_axes(const Model& model, const Data& data
         col[5] = d[0] * w1 - d[1] * w0;
         break;
       }
+      case JointKind::PrismaticX:
+      case JointKind::PrismaticY:
+      case JointKind::PrismaticZ: {  // [0; w] with w = row A of E (rows 0-2 stay zero)
+        const int A = static_cast<int>(j.kind) - static_cast<int>(JointKind::PrismaticX);
+        col[3] = E(A, 0);
+        col[4] = E(A, 1);
+        col[5] = E(A, 2);
+        break;
+      }
       case JointKind::FreeFlyer:
         for (int k = 0; k < 3; ++k) {  // column k: the world axis w = row k of E
           const double w0 = E(k, 0), w1 = E(k, 1), w2 = E(k, 2);

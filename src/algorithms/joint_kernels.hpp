@@ -16,7 +16,7 @@
 //                                  axes about another origin): the columns with world axes
 //   world_rotation(j, Xup, E0p, E0) E0 = E_up E0_λ, the body's world orientation
 //   up(j, Xup, m), up_transpose(j, Xup, f)  Xup m and Xupᵀ f
-// Axis-aligned revolute joints touch single coefficients; the others use
+// Axis-aligned revolute and prismatic joints touch single coefficients; the others use
 // fixed-size maps, so no operation goes through Eigen's dynamic-size paths.
 
 #include <cmath>
@@ -245,6 +245,90 @@ struct Prismatic : DenseSubspace<1> {
   }
 };
 
+// Prismatic along +x (A = 0), +y (1) or +z (2) of the joint frame:
+// XJ = xlt(q e_A), S = [0; e_A] picks one linear coefficient. With the
+// identity tree rotation (a URDF slider whose origin has no rpy) Xup is a pure
+// translation: Xup m = [ω; v − r × ω], Xupᵀ f = [n + r × l; l], and a body's
+// world rotation is its parent's.
+template <int A>
+struct PrismaticAligned {
+  static constexpr int nv = 1;
+  static constexpr bool has_bias = false;
+  static PLUME_INLINE void position(const Joint&, const Transform& Xtree, const double* q, Transform& Xup, double*) {
+    // r = r_tree + E_treeᵀ (q e_A): q times row A of E_tree.
+    const Mat3& Et = Xtree.E();
+    Xup.E() = Et;
+    const Vec3& rt = Xtree.r();
+    double* r = Xup.r().data();
+    r[0] = rt[0] + Et(A, 0) * q[0];
+    r[1] = rt[1] + Et(A, 1) * q[0];
+    r[2] = rt[2] + Et(A, 2) * q[0];
+  }
+  static PLUME_INLINE Motion S_mul(const double*, const double* x) {
+    Motion m;
+    m.vector()[3 + A] = x[0];
+    return m;
+  }
+  static PLUME_INLINE void add_S_mul(const double*, const double* x, Motion& m) { m.vector()[3 + A] += x[0]; }
+  static PLUME_INLINE void St_mul(const double*, const Vec6& f, double* out) { out[0] = f[3 + A]; }
+  // v × [0; e_A x] = [0; ω × e_A x], with ω × e_A = (0, ω_{i2}, −ω_{i1}) in the
+  // cyclic order (A, i1, i2).
+  static PLUME_INLINE Motion cross_S(const Motion& v, const double*, const double* x) {
+    constexpr int i1 = (A + 1) % 3;
+    constexpr int i2 = (A + 2) % 3;
+    const Vec6& w = v.vector();
+    Motion m;
+    m.vector()[3 + i1] = w[i2] * x[0];
+    m.vector()[3 + i2] = -w[i1] * x[0];
+    return m;
+  }
+  // X⁻¹ [0; e_A] = [0; Eᵀ e_A], and Eᵀ e_A is row A of E.
+  static PLUME_INLINE void world_subspace(const Mat3& E, const Vec3&, const double*, double* oS) {
+    oS[0] = 0.0;
+    oS[1] = 0.0;
+    oS[2] = 0.0;
+    oS[3] = E(A, 0);
+    oS[4] = E(A, 1);
+    oS[5] = E(A, 2);
+  }
+  static PLUME_INLINE Motion bias(const double*, const double*) { return Motion(); }
+  static PLUME_INLINE void world_rotation(const Joint& j, const Transform& Xup, const Mat3& E0p, Mat3& E0) {
+    if (j.tree_rotation_identity) {
+      E0 = E0p;
+    } else {
+      E0.noalias() = Xup.E() * E0p;
+    }
+  }
+  static PLUME_INLINE Motion up(const Joint& j, const Transform& Xup, const Motion& m) {
+    if (!j.tree_rotation_identity) return Xup.apply(m);
+    const Vec6& x = m.vector();
+    const Vec3& r = Xup.r();
+    Motion out;
+    Vec6& y = out.vector();
+    y[0] = x[0];
+    y[1] = x[1];
+    y[2] = x[2];
+    y[3] = x[3] - (r[1] * x[2] - r[2] * x[1]);
+    y[4] = x[4] - (r[2] * x[0] - r[0] * x[2]);
+    y[5] = x[5] - (r[0] * x[1] - r[1] * x[0]);
+    return out;
+  }
+  static PLUME_INLINE Force up_transpose(const Joint& j, const Transform& Xup, const Force& f) {
+    if (!j.tree_rotation_identity) return Xup.apply_transpose(f);
+    const Vec6& x = f.vector();
+    const Vec3& r = Xup.r();
+    Force out;
+    Vec6& y = out.vector();
+    y[0] = x[0] + (r[1] * x[5] - r[2] * x[4]);
+    y[1] = x[1] + (r[2] * x[3] - r[0] * x[5]);
+    y[2] = x[2] + (r[0] * x[4] - r[1] * x[3]);
+    y[3] = x[3];
+    y[4] = x[4];
+    y[5] = x[5];
+    return out;
+  }
+};
+
 // Planar: q = (x, y, θ); the body origin is at (x, y, 0) of the joint frame,
 // rotated by θ about z; q̇ = v. S depends on θ, so cJ = S̊ q̇ = [0; −ω × v_J].
 struct Planar : DenseSubspace<3> {
@@ -319,6 +403,12 @@ inline constexpr bool is_revolute_aligned = false;
 template <int A>
 inline constexpr bool is_revolute_aligned<RevoluteAligned<A>> = true;
 
+/// Is K one of the axis-aligned prismatic kernels?
+template <class K>
+inline constexpr bool is_prismatic_aligned = false;
+template <int A>
+inline constexpr bool is_prismatic_aligned<PrismaticAligned<A>> = true;
+
 /// Calls f(kernel) with the kernel of `kind` (a default-constructed tag whose
 /// type carries the compile-time number of DoF). Does nothing for None.
 template <class F>
@@ -329,6 +419,9 @@ PLUME_INLINE void visit_kind(JointKind kind, F&& f) {
     case JointKind::RevoluteZ: f(RevoluteAligned<2>{}); return;
     case JointKind::RevoluteAxis: f(RevoluteAxis{}); return;
     case JointKind::Prismatic: f(Prismatic{}); return;
+    case JointKind::PrismaticX: f(PrismaticAligned<0>{}); return;
+    case JointKind::PrismaticY: f(PrismaticAligned<1>{}); return;
+    case JointKind::PrismaticZ: f(PrismaticAligned<2>{}); return;
     case JointKind::Planar: f(Planar{}); return;
     case JointKind::FreeFlyer: f(FreeFlyer{}); return;
     case JointKind::None: return;

@@ -102,6 +102,54 @@ struct AlignedRnea {
   }
 };
 
+/// The axis A of an axis-aligned prismatic kernel, −1 for the other kinds.
+template <class K>
+inline constexpr int slider_axis = -1;
+template <int A>
+inline constexpr int slider_axis<detail::PrismaticAligned<A>> = A;
+
+// A prismatic joint along axis A whose tree rotation is the identity: Xup is
+// the translation by r, S = [0; e_A]; on scalars straight into Data (the
+// operations of the generic path without its products by 1 and 0).
+template <int A>
+struct SliderRnea {
+  static constexpr int i1 = (A + 1) % 3;
+  static constexpr int i2 = (A + 2) % 3;
+  // y = Xup x = [ω; v − r × ω].
+  static PLUME_INLINE void up(const double* r, const double* x, double* y) {
+    y[0] = x[0];
+    y[1] = x[1];
+    y[2] = x[2];
+    y[3] = x[3] - (r[1] * x[2] - r[2] * x[1]);
+    y[4] = x[4] - (r[2] * x[0] - r[0] * x[2]);
+    y[5] = x[5] - (r[0] * x[1] - r[1] * x[0]);
+  }
+  // v_i = Xup v_λ + S q̇, a_i = Xup a_λ + v_i × S q̇ (+ S q̈), with
+  // v_i × [0; e_A q̇] = [0; ω_i × e_A q̇].
+  template <bool with_acceleration>
+  static PLUME_INLINE void forward(const double* r, const double* vp, const double* ap, double qd, double qdd,
+                                   double* vi, double* ai) {
+    double y[6];
+    up(r, vp, y);
+    for (int k = 0; k < 6; ++k) vi[k] = y[k] + (k == 3 + A ? qd : 0.0);
+    up(r, ap, y);
+    double m[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    m[3 + i1] = vi[i2] * qd;
+    m[3 + i2] = -vi[i1] * qd;
+    for (int k = 0; k < 6; ++k) ai[k] = y[k] + m[k];
+    if constexpr (with_acceleration) ai[3 + A] += qdd;
+  }
+  // fp += Xupᵀ f = [n + r × l; l].
+  static PLUME_INLINE void add_up_transpose(const double* r, const double* x, double* fp) {
+    fp[0] += x[0] + (r[1] * x[5] - r[2] * x[4]);
+    fp[1] += x[1] + (r[2] * x[3] - r[0] * x[5]);
+    fp[2] += x[2] + (r[0] * x[4] - r[1] * x[3]);
+    fp[3] += x[3];
+    fp[4] += x[4];
+    fp[5] += x[5];
+  }
+};
+
 // Forward pass: v_i = X v_λ + S q̇, a_i = X a_λ + S q̈ + cJ + v_i × S q̇ (with
 // a_0 = −g) and f_i = I a_i + v_i ×* I v_i; backward pass: τ_i = Sᵀ f_i,
 // f_λ += Xᵀ f_i. `fext` (world coordinates) may be null.
@@ -137,6 +185,16 @@ PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, 
             return;
           }
         }
+        if constexpr (slider_axis<K> >= 0) {
+          if (j.tree_rotation_identity) {
+            constexpr bool all = terms == Terms::All;
+            SliderRnea<slider_axis<K>>::template forward<all>(
+                X.r().data(), data.v[p].vector().data(), data.a[p].vector().data(), qd[0],
+                all ? a[j.v_index] : 0.0, vi.vector().data(), ai.vector().data());
+            body_force(I, ai, vi, data.f[i]);
+            return;
+          }
+        }
         vi = K::up(j, X, data.v[p]) + K::S_mul(S, qd);
         ai = K::up(j, X, data.a[p]) + K::cross_S(vi, S, qd);
         if constexpr (terms == Terms::All) K::add_S_mul(S, a + j.v_index, ai);
@@ -160,6 +218,13 @@ PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, 
         if (j.tree_rotation_identity) {
           AlignedRnea<aligned_axis<K>>::add_up_transpose(data.Xup[i], data.f[i].vector().data(),
                                                          data.f[p].vector().data());
+          return;
+        }
+      }
+      if constexpr (slider_axis<K> >= 0) {
+        if (j.tree_rotation_identity) {
+          SliderRnea<slider_axis<K>>::add_up_transpose(data.Xup[i].r().data(), data.f[i].vector().data(),
+                                                       data.f[p].vector().data());
           return;
         }
       }
