@@ -38,9 +38,17 @@ PLUME_INLINE Vec6 solve_rigid_inertia(const Model& model, int i, const Vec6& r) 
   return x;
 }
 
+/// a · b for 6-vectors, summed as Eigen's vectorised inner product does
+/// (the 1×6 by 6×1 products of a one-dof joint, which GCC called out of line).
+PLUME_INLINE double dot6(const double* a, const double* b) {
+  return (a[0] * b[0] + (a[2] * b[2] + a[4] * b[4])) + (a[1] * b[1] + (a[3] * b[3] + a[5] * b[5]));
+}
+
 PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, const double* v, const double* tau,
                               const std::vector<Force>* fext) {
   const int nb = model.nbodies();
+  double* sc = data.qsc.data();
+  detail::revolute_sin_cos(model, q, sc);
   // Pass 1, root to leaves: placements, world subspaces, velocities,
   // velocity-product terms c = v × vJ (+ cJ), rigid inertias and bias forces.
   data.ov[0] = Motion::Zero();
@@ -50,20 +58,33 @@ PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, c
     detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
       using K = decltype(jk);
       constexpr int nv = K::nv;
-      K::position(j, model.Xtree(i), q + j.q_index, data.Xup[i], detail::S_cols(data.S, j));
+      detail::position_from<K>(j, model.Xtree(i), q + j.q_index, sc, i, data.Xup[i], detail::S_cols(data.S, j));
       const Vec3 rel = detail::world_placement<K>(model, data, i);
       const Mat3& E = data.X0[i].E();
       const double* S = detail::S_cols(data.S, j);
       double* oS = detail::S_cols(data.oS, j);
-      K::world_subspace(E, rel, S, oS);
-      const Motion vJ(Vec6(detail::SMap<nv>(oS) * detail::VMap<nv>(v + j.v_index)));
+      Motion vJ;
+      if constexpr (nv == 1) {
+        // The world column kept in registers: stored, and used from there
+        // (a 16-byte load of coefficients just stored one by one stalls).
+        double w[6];
+        K::world_subspace(E, rel, S, w);
+        const double qd = v[j.v_index];
+        for (int k = 0; k < 6; ++k) {
+          oS[k] = w[k];
+          vJ.vector()[k] = w[k] * qd;
+        }
+      } else {
+        K::world_subspace(E, rel, S, oS);
+        vJ = Motion(Vec6(detail::SMap<nv>(oS) * detail::VMap<nv>(v + j.v_index)));
+      }
       data.ov[i] = data.ov[p] + vJ;
       data.oc[i] = data.ov[i].cross(vJ);
       if constexpr (K::has_bias) data.oc[i] += Transform(E, rel).apply_inverse(K::bias(S, v + j.v_index));
       const RigidInertia oI = detail::world_inertia(model, i, E, rel);
       // (A free leaf's articulated inertia is never formed: pass 2 solves
       // with its rigid inertia.)
-      if (K::nv != 6 || !free_leaf(model, i)) data.oIA[i] = oI.to_matrix();
+      if (K::nv != 6 || !free_leaf(model, i)) detail::inertia_matrix(oI, data.oIA[i]);
       data.opA[i] = data.ov[i].cross(oI * data.ov[i]);
     });
     if (fext) {
@@ -96,9 +117,17 @@ PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, c
       const auto oS = detail::SMap<nv>(detail::S_cols(data.oS, j));
       Eigen::Map<Eigen::Matrix<double, 6, nv>> U(detail::S_cols(data.U, j));
       U.noalias() = data.oIA[i] * oS;
-      const MatN D = oS.transpose() * U;
-      const VecN u = detail::VMap<nv>(tau + vi) - oS.transpose() * data.opA[i].vector();
-      data.u.segment<nv>(vi) = u;
+      MatN D;
+      VecN u;
+      if constexpr (nv == 1) {  // on scalars
+        D(0, 0) = dot6(oS.data(), U.data());
+        u(0) = tau[vi] - dot6(oS.data(), data.opA[i].vector().data());
+        data.u[vi] = u(0);
+      } else {
+        D = oS.transpose() * U;
+        u = detail::VMap<nv>(tau + vi) - oS.transpose() * data.opA[i].vector();
+        data.u.segment<nv>(vi) = u;
+      }
       if constexpr (nv == 6) {
         // A free-flyer (S invertible): pass 3 solves with D directly, and the
         // parent receives no articulated inertia (IA − U D⁻¹ Uᵀ = 0 exactly)
@@ -152,6 +181,13 @@ PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, c
         }
       }
       const Eigen::Map<const Eigen::Matrix<double, 6, nv>> U(detail::S_cols(data.U, j));
+      if constexpr (nv == 1) {  // on scalars
+        const double qdd = data.Dinv(vi, vi) * (data.u[vi] - dot6(U.data(), a.vector().data()));
+        data.ddq[vi] = qdd;
+        const double* s = detail::S_cols(data.oS, j);
+        for (int k = 0; k < 6; ++k) a.vector()[k] += s[k] * qdd;
+        return;
+      }
       auto qdd = data.ddq.segment<nv>(vi);
       const Eigen::Matrix<double, nv, 1> rhs = data.u.segment<nv>(vi) - U.transpose() * a.vector();
       if constexpr (nv == 6) {

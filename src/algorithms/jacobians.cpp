@@ -10,11 +10,18 @@ namespace {
 
 // Placements of the bodies supporting `body` only (root first).
 PLUME_FLATTEN void support_kinematics(const Model& model, Data& data, const VecRef& q, int body) {
+  // The chain, and the sines and cosines of its revolute joints (in a loop
+  // of their own, see detail::revolute_sin_cos).
+  double* sc = data.qsc.data();
   int n = 0;
-  for (int i = body; i > 0; i = model.parent(i)) data.chain[n++] = i;
+  for (int i = body; i > 0; i = model.parent(i)) {
+    data.chain[n++] = i;
+    const Joint& j = model.joint(i);
+    if (detail::is_revolute_aligned_kind(j.kind)) detail::sin_cos(q[j.q_index], sc[2 * i], sc[2 * i + 1]);
+  }
   while (n > 0) {
     const int i = data.chain[--n];
-    detail::visit_kind(model.joint(i).kind, [&](auto jk) PLUME_LAMBDA_INLINE { detail::body_placement<decltype(jk)>(model, data, q.data(), i); });
+    detail::visit_kind(model.joint(i).kind, [&](auto jk) PLUME_LAMBDA_INLINE { detail::body_placement<decltype(jk)>(model, data, q.data(), i, sc); });
   }
 }
 

@@ -428,6 +428,37 @@ PLUME_INLINE void visit_kind(JointKind kind, F&& f) {
   }
 }
 
+/// Is this kind an axis-aligned revolute joint (RevoluteAligned)?
+PLUME_INLINE bool is_revolute_aligned_kind(JointKind k) {
+  return k == JointKind::RevoluteX || k == JointKind::RevoluteY || k == JointKind::RevoluteZ;
+}
+
+/// sc[2i], sc[2i + 1] = sin q, cos q of every axis-aligned revolute joint i
+/// of the bodies from..to−1 in `order` (null: the bodies themselves), in a
+/// loop of their own before a pass: the libm calls then follow one another
+/// and overlap, where inside a pass each waits for the joint before it and
+/// spills every live vector register (glibc's sincos takes about 23 ns in a
+/// chain of calls, 12 ns back to back).
+PLUME_INLINE void revolute_sin_cos(const Model& model, const double* q, double* sc) {
+  const Joint* joint = &model.joint(0);
+  for (int i = 1; i < model.nbodies(); ++i) {
+    const Joint& j = joint[i];
+    if (is_revolute_aligned_kind(j.kind)) sin_cos(q[j.q_index], sc[2 * i], sc[2 * i + 1]);
+  }
+}
+
+/// K::position(j, Xtree, q, Xup, S), with the sine and cosine of an
+/// axis-aligned revolute joint i taken from sc (revolute_sin_cos).
+template <class K>
+PLUME_INLINE void position_from(const Joint& j, const Transform& Xtree, const double* q, const double* sc, int i,
+                                Transform& Xup, double* S) {
+  if constexpr (is_revolute_aligned<K>) {
+    K::position_sc(Xtree, sc[2 * i], sc[2 * i + 1], Xup);
+  } else {
+    K::position(j, Xtree, q, Xup, S);
+  }
+}
+
 /// Pointer to the S columns of joint j in a 6×nv matrix.
 PLUME_INLINE double* S_cols(Matrix6X& S, const Joint& j) { return S.data() + 6 * j.v_index; }
 PLUME_INLINE const double* S_cols(const Matrix6X& S, const Joint& j) { return S.data() + 6 * j.v_index; }
@@ -457,10 +488,15 @@ PLUME_INLINE double sum_l(double a, double b, double c) { return (a + b) + c; }
 PLUME_INLINE double sum_r(double a, double b, double c) { return a + (b + c); }
 
 /// Xup[i] and X0[i] of body i from q (the position part of every forward pass).
+/// sc: null, or the sines and cosines of revolute_sin_cos.
 template <class K>
-PLUME_INLINE void body_placement(const Model& model, Data& data, const double* q, int i) {
+PLUME_INLINE void body_placement(const Model& model, Data& data, const double* q, int i, const double* sc = nullptr) {
   const Joint& j = model.joint(i);
-  K::position(j, model.Xtree(i), q + j.q_index, data.Xup[i], S_cols(data.S, j));
+  if (sc) {
+    position_from<K>(j, model.Xtree(i), q + j.q_index, sc, i, data.Xup[i], S_cols(data.S, j));
+  } else {
+    K::position(j, model.Xtree(i), q + j.q_index, data.Xup[i], S_cols(data.S, j));
+  }
   const int p = model.parent(i);
   if (p > 0) {
     const Transform& Xup = data.Xup[i];
@@ -620,6 +656,25 @@ PLUME_INLINE RigidInertia world_inertia(const Model& model, int i, const Mat3& E
   for (int c = 0; c < 3; ++c) Ibar(c, c) += m * pp;
   return RigidInertia(m, m * p, Ibar);
 #endif
+}
+
+/// M = [Ī h×; h×ᵀ m 1], RigidInertia::to_matrix() written in place (the
+/// returned matrix was built on the stack and copied with a `rep movs`).
+PLUME_INLINE void inertia_matrix(const RigidInertia& Y, Mat6& M) {
+  const Mat3& I = Y.Ibar();
+  const Vec3& h = Y.h();
+  const double m = Y.mass();
+  for (int c = 0; c < 3; ++c) {
+    for (int r = 0; r < 3; ++r) M(r, c) = I(r, c);
+  }
+  const double hx[3][3] = {{0.0, -h[2], h[1]}, {h[2], 0.0, -h[0]}, {-h[1], h[0], 0.0}};
+  for (int c = 0; c < 3; ++c) {
+    for (int r = 0; r < 3; ++r) {
+      M(r, 3 + c) = hx[r][c];
+      M(3 + r, c) = hx[c][r];
+      M(3 + r, 3 + c) = r == c ? m : 0.0;
+    }
+  }
 }
 
 /// A −= X Yᵀ for 6×N matrices X, Y (a rank-N update, written out so that it

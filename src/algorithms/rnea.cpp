@@ -157,6 +157,8 @@ template <Terms terms, bool placements_known = false>
 PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, const double* v, const double* a,
                                const std::vector<Force>* fext, double* tau) {
   const int nb = model.nbodies();
+  double* sc = data.qsc.data();
+  if constexpr (!placements_known) detail::revolute_sin_cos(model, q, sc);
   data.v[0] = Motion::Zero();
   data.a[0] = Motion(Vec3::Zero(), -model.gravity());
   for (int i = 1; i < nb; ++i) {
@@ -166,7 +168,9 @@ PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, 
     detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
       using K = decltype(jk);
       double* S = detail::S_cols(data.S, j);
-      if constexpr (!placements_known) K::position(j, model.Xtree(i), q + j.q_index, data.Xup[i], S);
+      if constexpr (!placements_known) {
+        detail::position_from<K>(j, model.Xtree(i), q + j.q_index, sc, i, data.Xup[i], S);
+      }
       const Transform& X = data.Xup[i];
       if constexpr (terms == Terms::GravityOnly) {
         data.a[i] = K::up(j, X, data.a[p]);
