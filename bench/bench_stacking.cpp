@@ -47,12 +47,18 @@ void BM_StackOfN(benchmark::State& state, Scheme scheme) {
       ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1)
 
 // The scenes: the stack of 3 cubes (3 cm offsets), a pyramid of 10,
-// the cube drop, the humanoid collapsing, the quadruped demo (1 s each).
+// the cube drop, the humanoid landing (PD) and collapsing (limp), the
+// quadruped demo.
 PLUME_WORLD_BENCH(stack_3_offset, "stack_3_offset.xml", 1.0);
 PLUME_WORLD_BENCH(pyramid_10, "pyramid_10.xml", 1.0);
 PLUME_WORLD_BENCH(cube_on_cube, "cube_on_cube.xml", 1.0);
 PLUME_WORLD_BENCH(humanoid_falling, "humanoid_falling.xml", 1.5);
 PLUME_WORLD_BENCH(quadruped_standing, "quadruped_standing.xml", 1.0);
+// The limp humanoid collapsing, its first 0.8 s (the fold onto the joint
+// limits and the heels, the Painlevé jam at 0.522 s): past it the
+// event-driven and time-stepping schemes crawl once the body lies on the
+// ground (/work/notes/16.md), which a benchmark cannot wait for.
+PLUME_WORLD_BENCH(humanoid_collapse, "humanoid_collapse.xml", 0.8);
 
 // How the cost grows with the number of contacts: 1 to 10 stacked cubes.
 BENCHMARK_CAPTURE(BM_StackOfN, event_driven, Scheme::EventDriven)
