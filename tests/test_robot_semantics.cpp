@@ -132,7 +132,9 @@ TEST(Srdf, NamedConfigurationsAreTheGroupStatesOfTheFile) {
   expect_error<ArgumentError>([&] { m.named_configuration("stand"); },
                            {"no named configuration 'stand'", "did you mean 'standing'", "'standing', 'crouching'"});
   // Without the SRDF there are none, and the message says where they come from.
-  const Model bare = urdf::load(kLynx, urdf::LoadOptions{urdf::RootJoint::FreeFlyer});
+  urdf::LoadOptions free;
+  free.root = urdf::RootJoint::FreeFlyer;
+  const Model bare = urdf::load(kLynx, free);
   expect_error<ArgumentError>([&] { bare.named_configuration("standing"); }, {"it has none", "LoadOptions::srdf"});
 }
 
