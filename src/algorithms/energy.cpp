@@ -6,16 +6,18 @@
 
 namespace plume {
 
-double kinetic_energy(const Model& model, Data& data, const VecRef& q, const VecRef& v) {
-  forward_kinematics(model, data, q, v);
+namespace {
+
+// ½ vᵢᵀ Iᵢ vᵢ over the bodies, from the velocities in data.
+double kinetic_from_kinematics(const Model& model, Data& data) {
   double T = 0.0;
   for (int i = 1; i < model.nbodies(); ++i) T += model.inertia(i).kinetic_energy(data.v[i]);
   data.kinetic = T;
   return T;
 }
 
-double potential_energy(const Model& model, Data& data, const VecRef& q) {
-  forward_kinematics(model, data, q);
+// −Σ mᵢ g·cᵢ, from the placements in data.
+double potential_from_kinematics(const Model& model, Data& data) {
   double V = 0.0;
   for (int i = 1; i < model.nbodies(); ++i) {
     const RigidInertia& I = model.inertia(i);
@@ -27,8 +29,22 @@ double potential_energy(const Model& model, Data& data, const VecRef& q) {
   return V;
 }
 
+}  // namespace
+
+double kinetic_energy(const Model& model, Data& data, const VecRef& q, const VecRef& v) {
+  forward_kinematics(model, data, q, v);
+  return kinetic_from_kinematics(model, data);
+}
+
+double potential_energy(const Model& model, Data& data, const VecRef& q) {
+  forward_kinematics(model, data, q);
+  return potential_from_kinematics(model, data);
+}
+
+// One kinematics pass (placements and velocities) for both terms.
 double mechanical_energy(const Model& model, Data& data, const VecRef& q, const VecRef& v) {
-  return kinetic_energy(model, data, q, v) + potential_energy(model, data, q);
+  forward_kinematics(model, data, q, v);
+  return kinetic_from_kinematics(model, data) + potential_from_kinematics(model, data);
 }
 
 Force spatial_momentum(const Model& model, Data& data, const VecRef& q, const VecRef& v) {

@@ -143,7 +143,8 @@ class TimeStepping final : public SchemeBase {
   Forces fast_forces(bool symmetric);
 
   // ---- step 4: detection, landing, a slide's stop (time_stepping_landing.cpp) -----------------
-  void detect(const VectorX& q, double margin, std::vector<Contact>& out);
+  // `placements`: leave q's placements in data_ (false: the caller runs its own kinematics next).
+  void detect(const VectorX& q, double margin, std::vector<Contact>& out, bool placements = true);
   double gap_at(const VectorX& q, const Contact& c) { return contact_gap_at(model(), data_, q, c); }
   double land(double h);
   double sliding_reversal(const VectorX& q1, const VectorX& v1, double h);
@@ -197,6 +198,10 @@ class TimeStepping final : public SchemeBase {
   VectorX detected_q_;
   double detected_margin_ = 0.0;
   bool detected_valid_ = false;
+  // no_energy_gain(): the energy of (energy_q_, energy_v_), the last step's end
+  VectorX energy_q_, energy_v_;
+  double energy_ = 0.0;
+  bool energy_valid_ = false;
 
   double h_init_ = 1e-3;
   int run_ = 0;

@@ -16,7 +16,7 @@ namespace plume::detail {
 bool TimeStepping::settle(SimulationResult& result) {
   const Model& m = model();
   for (int jams = 0;; ++jams) {
-    detect(q_, touch_margin(opt_), touching_);
+    detect(q_, touch_margin(opt_), touching_, false);  // (the kinematics below, or the solve's own)
     // ζ of the touching contacts: from impacts() when it saw this (q, v).
     const bool zeta_known = zeta_known_ && bitwise_equal(q_, zeta_q_) && bitwise_equal(v_, zeta_v_) &&
                             imp_zeta_.size() == static_cast<Eigen::Index>(touching_.size());
@@ -60,7 +60,7 @@ bool TimeStepping::settle(SimulationResult& result) {
   if (!beta_.empty()) {
     const ContactSolution& s = *last_;
     const double fscale = std::max(1e-12, s.lambda.cwiseAbs().maxCoeff());
-    unchecked::forward_kinematics(m, data_, q_, v_);
+    bool kinematics = false;  // (velocities for a sliding contact's direction)
     for (std::size_t k = 0; k < beta_.size(); ++k) {
       Tracked& tr = beta_[k];
       const Eigen::Index i = static_cast<Eigen::Index>(k);
@@ -82,6 +82,8 @@ bool TimeStepping::settle(SimulationResult& result) {
         const Vec3 f = s.friction(0, i) * t1 + s.friction(1, i) * t2;
         tr.slide_dir = f.norm() > 0.0 ? Vec3(-f.normalized()) : Vec3::Zero();
       } else if (tr.mode == ContactMode::Sliding) {
+        if (!kinematics) unchecked::forward_kinematics(m, data_, q_, v_);
+        kinematics = true;
         const Vec3 u = tangential_velocity(contacts_[k]);
         tr.slide_dir = u.norm() > 0.0 ? Vec3(u.normalized()) : Vec3::Zero();
         slide_speed0_[k] = u.norm();

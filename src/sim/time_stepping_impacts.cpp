@@ -22,7 +22,7 @@ namespace plume::detail {
 // their restitution (plastic below zeno_speed), by the impulse LCP.
 bool TimeStepping::impacts(SimulationResult& result) {
   const Model& m = model();
-  detect(q_, touch_margin(opt_), touching_);
+  detect(q_, touch_margin(opt_), touching_, false);
   unchecked::forward_kinematics(m, data_, q_, v_);
   const int n = static_cast<int>(touching_.size());
   VectorX& zeta = imp_zeta_;

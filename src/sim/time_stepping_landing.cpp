@@ -19,9 +19,9 @@ namespace plume::detail {
 // The last detection is remembered: a step detects at its end q1, and the
 // impacts and the new β look at the same configuration unless the
 // projection moved it.
-void TimeStepping::detect(const VectorX& q, double margin, std::vector<Contact>& out) {
+void TimeStepping::detect(const VectorX& q, double margin, std::vector<Contact>& out, bool placements) {
   if (detected_valid_ && margin == detected_margin_ && bitwise_equal(q, detected_q_)) {
-    unchecked::forward_kinematics(model(), data_, q);
+    if (placements) unchecked::forward_kinematics(model(), data_, q);
     out = detected_;
     return;
   }
