@@ -137,7 +137,8 @@ class TimeStepping final : public SchemeBase {
 
   // ---- step 2: the force LCP of β (time_stepping_forces.cpp, time_stepping_active_set.cpp) ----
   bool accelerations(const VectorX& q, const VectorX& v, VectorX& a, bool predicted = false);
-  bool active_set_accelerations(const VectorX& q, const VectorX& v, VectorX& a, bool predicted);
+  // (q: where accelerations() ran CRBA)
+  bool active_set_accelerations(const VectorX& v, VectorX& a, bool predicted);
   bool fully_constrained();
   enum class Forces : std::uint8_t { Solved, Unsolved };
   Forces fast_forces(bool symmetric);

@@ -106,7 +106,7 @@ TimeStepping::Forces TimeStepping::fast_forces(bool symmetric) {
 // contact accelerates into its surface. Otherwise the LCP decides. A
 // resting stack of cubes then solves a small linear system per step
 // instead of a degenerate LCP of 20 contacts × 8 cone directions.
-bool TimeStepping::active_set_accelerations(const VectorX& q, const VectorX& v, VectorX& a, bool predicted) {
+bool TimeStepping::active_set_accelerations(const VectorX& v, VectorX& a, bool predicted) {
   if (!modes_known_) return false;
   const Model& m = model();
   const int nc = static_cast<int>(contacts_.size());
@@ -119,10 +119,10 @@ bool TimeStepping::active_set_accelerations(const VectorX& q, const VectorX& v, 
     rows += tr.mode == ContactMode::Sticking && tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes ? 3 : 1;
   }
   if (!any_active) return false;
-  // CRBA leaves the placements the contacts need, the bias pass of RNEA the
-  // velocities contact_jacobians reads; H = LᵀDL by the branch-induced
-  // sparse factorisation (independent bodies: block-diagonal, no fill-in).
-  unchecked::crba(m, data_, q);
+  // H from accelerations() (its CRBA pass left the placements the contacts
+  // were refreshed with), the bias pass of RNEA the velocities
+  // contact_jacobians reads; H = LᵀDL by the branch-induced sparse
+  // factorisation (independent bodies: block-diagonal, no fill-in).
   unchecked::ltdl(m, data_);
   fast_a0_ = tau_applied_ - unchecked::bias_forces_after_crba(m, data_, v);
   ltdl_solve(m, data_, fast_a0_);

@@ -6,6 +6,7 @@
 #include "sim/time_stepping.hpp"
 
 #include "plume/algorithms/aba.hpp"
+#include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/kinematics.hpp"
 
 namespace plume::detail {
@@ -38,7 +39,13 @@ bool TimeStepping::accelerations(const VectorX& q, const VectorX& v, VectorX& a,
     return true;
   }
   contacts_.clear();
-  unchecked::forward_kinematics(m, data_, q);
+  // With β's modes known the active-set solve comes first and needs H: its
+  // CRBA pass leaves the placements the contacts are refreshed with.
+  if (modes_known_) {
+    unchecked::crba(m, data_, q);
+  } else {
+    unchecked::forward_kinematics(m, data_, q);
+  }
   mu_.resize(static_cast<Eigen::Index>(beta_.size()));
   bool friction = false;
   for (std::size_t k = 0; k < beta_.size(); ++k) {
@@ -48,7 +55,7 @@ bool TimeStepping::accelerations(const VectorX& q, const VectorX& v, VectorX& a,
     mu_(static_cast<Eigen::Index>(k)) = beta_[k].mu;
     friction |= beta_[k].mu > 0.0;
   }
-  if (active_set_accelerations(q, v, a, predicted)) {
+  if (active_set_accelerations(v, a, predicted)) {
     last_ = &fast_;
     return true;
   }
