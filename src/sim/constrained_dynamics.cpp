@@ -328,6 +328,15 @@ void EventDrivenCore::form_Abar(int na) {
         const double* y = wb + 3 * d;
         if (y[0] == 0.0 && y[1] == 0.0 && y[2] == 0.0) continue;
         const double u0 = wa[3 * d] * dinv[d], u1 = wa[3 * d + 1] * dinv[d], u2 = wa[3 * d + 2] * dinv[d];
+        if (bb == a) {  // a diagonal block: its lower triangle is the one read (abar)
+          B[0][0] += u0 * y[0];
+          B[1][0] += u1 * y[0];
+          B[1][1] += u1 * y[1];
+          B[2][0] += u2 * y[0];
+          B[2][1] += u2 * y[1];
+          B[2][2] += u2 * y[2];
+          continue;
+        }
         for (int c = 0; c < 3; ++c) {
           B[0][c] += u0 * y[c];
           B[1][c] += u1 * y[c];
@@ -349,7 +358,15 @@ namespace {
 PLUME_SCALAR_LOOPS bool cholesky_lower(double* a, int n, Eigen::Index ld) {
   for (int k = 0; k < n; ++k) {
     double* ck = a + k * ld;
-    for (int p = 0; p < k; ++p) {
+    // Column k minus the earlier columns, four at a time (each entry takes
+    // them in order, as one pass per column would).
+    int p = 0;
+    for (; p + 4 <= k; p += 4) {
+      const double *c0 = a + p * ld, *c1 = c0 + ld, *c2 = c1 + ld, *c3 = c2 + ld;
+      const double l0 = c0[k], l1 = c1[k], l2 = c2[k], l3 = c3[k];
+      for (int i = k; i < n; ++i) ck[i] = (((ck[i] - l0 * c0[i]) - l1 * c1[i]) - l2 * c2[i]) - l3 * c3[i];
+    }
+    for (; p < k; ++p) {
       const double* cp = a + p * ld;
       const double lkp = cp[k];
       for (int i = k; i < n; ++i) ck[i] -= lkp * cp[i];
