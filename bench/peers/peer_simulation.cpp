@@ -7,7 +7,8 @@
 // 1 kHz PD controller with the URDF torque limits) against MuJoCo 2.2 stepping
 // the same robot at a fixed 1 ms with its default soft-contact solver. plume
 // is run through Simulator::run_until without a recorder, timed by the wall
-// clock. MuJoCo reads the same URDF through its own importer, after we strip
+// clock; so is its time-stepping scheme on the same world at h = 1 ms (the
+// like-for-like comparison with MuJoCo's fixed step). MuJoCo reads the same URDF through its own importer, after we strip
 // the visual geometry and every collision shape but the foot spheres; the
 // compiled model is saved as MJCF (mj_saveLastXML, which rounds numbers to 6
 // significant digits), given a free joint on the trunk, a ground plane,
@@ -63,9 +64,12 @@ struct PlumeRun {
   std::vector<Vec3> feet;  // foot link origins, world frame
 };
 
-PlumeRun run_plume(const Scenario& scenario, double duration, const std::vector<std::string>& foot_frames) {
+PlumeRun run_plume(const Scenario& scenario, double duration, const std::vector<std::string>& foot_frames,
+                   Scheme scheme = Scheme::EventDriven) {
   SimulationOptions options = scenario.options;
   options.duration = duration;
+  options.scheme = scheme;
+  if (scheme == Scheme::TimeStepping) options.time_step = 1e-3;  // MuJoCo's step
   Simulator sim(scenario.world, options);
   if (scenario.controller) sim.set_controller(scenario.controller->function(scenario.world.model()), scenario.controller_period);
   PlumeRun r;
@@ -387,15 +391,22 @@ int main(int argc, char** argv) {
                 mj_version(), m->nq, m->nv, m->ngeom, m->opt.solver, m->opt.iterations, m->opt.tolerance, m->opt.cone,
                 m->opt.integrator);
 
-    Range plume_wall, plume_rtf, mj_wall, mj_rtf, ratio, fine_wall, fine_rtf, fine_ratio;
-    PlumeRun p;
+    Range plume_wall, plume_rtf, mj_wall, mj_rtf, ratio, fine_wall, fine_rtf, fine_ratio, ts_wall, ts_rtf, ts_ratio;
+    PlumeRun p, pts;
     MujocoQuadruped::Run q1, q01;
     for (int r = 0; r < repeats; ++r) {
       p = run_plume(scenario, duration, foot_frames);
       if (p.result.status != SimulationStatus::Finished) {
         throw std::runtime_error("plume's run stopped early: " + p.result.message);
       }
+      pts = run_plume(scenario, duration, foot_frames, Scheme::TimeStepping);
+      if (pts.result.status != SimulationStatus::Finished) {
+        throw std::runtime_error("plume's time-stepping run stopped early: " + pts.result.message);
+      }
       q1 = mj.run(1e-3, duration);
+      ts_wall.add(pts.wall);
+      ts_rtf.add(pts.result.time / pts.wall);
+      ts_ratio.add(pts.wall / q1.wall);
       plume_wall.add(p.wall);
       plume_rtf.add(p.result.time / p.wall);
       mj_wall.add(q1.wall);
@@ -407,13 +418,16 @@ int main(int argc, char** argv) {
         fine_rtf.add(duration / q01.wall);
         fine_ratio.add(p.wall / q01.wall);
       }
-      std::printf("repeat %d: plume %.3f s, MuJoCo 1 ms %.4f s%s\n", r + 1, p.wall, q1.wall,
+      std::printf("repeat %d: plume %.3f s, plume time-stepping %.4f s, MuJoCo 1 ms %.4f s%s\n", r + 1, p.wall, pts.wall, q1.wall,
                   fine ? (", MuJoCo 0.1 ms " + std::to_string(q01.wall) + " s").c_str() : "");
     }
 
     const SimulationStatistics& s = p.result.statistics;
     std::printf("\nplume event-driven: %ld steps, %ld RHS evaluations, %ld events, %ld LCP solves\n", s.steps,
                 s.rhs_evaluations, s.events, s.lcp_solves);
+    const SimulationStatistics& sts = pts.result.statistics;
+    std::printf("plume time-stepping (h = 1 ms): %ld steps, %ld force solves, %ld events, max penetration %.3e m\n",
+                sts.steps, sts.rhs_evaluations, sts.events, sts.max_penetration);
     std::printf("MuJoCo: %ld steps at 1 ms; %d contacts at the end\n", q1.steps, q1.contacts);
     std::printf("\nwall time and real-time factor (range over %d repeats):\n", repeats);
     print_range("plume wall", plume_wall, "s");
@@ -421,6 +435,9 @@ int main(int argc, char** argv) {
     print_range("MuJoCo 1 ms wall (mj_step)", mj_wall, "s");
     print_range("MuJoCo 1 ms RTF", mj_rtf, "x");
     print_range("plume / MuJoCo 1 ms wall", ratio, "");
+    print_range("plume time-stepping 1 ms wall", ts_wall, "s");
+    print_range("plume time-stepping 1 ms RTF", ts_rtf, "x");
+    print_range("plume time-stepping / MuJoCo 1 ms", ts_ratio, "");
     if (fine) {
       print_range("MuJoCo 0.1 ms wall (mj_step)", fine_wall, "s");
       print_range("MuJoCo 0.1 ms RTF", fine_rtf, "x");
