@@ -3,8 +3,11 @@
 // after any impact; what changed goes to events.csv (contact loss and gain,
 // stick and slip).
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
+#include "plume/algorithms/aba.hpp"
+#include "plume/algorithms/energy.hpp"
 #include "plume/algorithms/kinematics.hpp"
 #include "plume/configuration.hpp"
 #include "plume/contact/contact_jacobian.hpp"
@@ -32,7 +35,15 @@ bool EventDrivenCore::handle_contacts(SimulationResult& result) {
   bool impact = false;
   for (int i = 0; i < n; ++i) impact |= zeta(i) < -opt.velocity_tolerance;
   if (impact && !apply_impacts(result, zeta, mu, e)) return false;
-  if (!solve_contact_sets(result, zeta, mu, e)) return false;
+  // No forces for the resting contacts (Painlevé: sliding friction that
+  // would need an unbounded normal force) but none proved impossible: the
+  // motion jumps, a tangential impact, before any fallback window.
+  for (int attempt = 0; !solve_contact_sets(result, zeta, mu, e); ++attempt) {
+    if (fallback_reason.empty() || attempt == 3 || !jam(attempt, zeta, mu)) return false;
+    result = SimulationResult{};
+    fallback_reason.clear();
+    impact = true;
+  }
   report_set_changes(previous, impact);
   held.clear();
   refresh_view();
@@ -215,6 +226,41 @@ int EventDrivenCore::tracked_index(std::uint64_t id) const {
 void EventDrivenCore::refresh_view() {
   current_view.clear();
   for (const Tracked& tr : current) current_view.push_back(tr.contact);
+}
+
+// The tangential impact (as TimeStepping::jam, time_stepping_impacts.cpp):
+// the h → 0 limit of a velocity-level step, v⁻ = v + h H⁻¹(τ − C), plastic,
+// cone friction with maximal dissipation, ζ⁺ ≥ −φ/h; h = 1e-9 s, 100 times
+// longer at each further attempt (where the polyhedral cone still holds and
+// the impulse is O(h)). The kinetic energy is clamped to its value before.
+bool EventDrivenCore::jam(int attempt, VectorX& zeta, const VectorX& mu) {
+  const Model& m = model();
+  const int n = static_cast<int>(touching.size());
+  if (n == 0) return false;
+  const double h = 1e-9 * std::pow(100.0, attempt);
+  VectorX gaps(n);
+  for (int i = 0; i < n; ++i) gaps(i) = touching[static_cast<std::size_t>(i)].gap;
+  const VectorX vminus = v + h * unchecked::aba(m, data, q, v, tau + passive());
+  ImpactOptions io;
+  io.friction = mu.maxCoeff() > 0.0 ? FrictionModel::PolyhedralCone : FrictionModel::None;
+  io.cone_directions = opt.cone_directions;
+  io.time_step = h;
+  io.gaps = gaps;
+  memo.valid = false;
+  const ImpactSolution& s = solver.impact(m, data, q, vminus, touching, VectorX::Zero(n), mu, io);
+  ++stats.lcp_solves;
+  if (s.status != ContactStatus::Solved) return false;
+  ++stats.impacts;
+  for (int i = 0; i < n; ++i) {
+    if (s.impulse(i) > 0.0) emit(t, EventKind::Impact, touching[static_cast<std::size_t>(i)], s.zeta_minus(i), s.zeta_plus(i), s.impulse(i));
+  }
+  const double before = kinetic_energy(m, data, q, v);
+  v = s.v_plus;
+  const double after = kinetic_energy(m, data, q, v);
+  if (after > before && after > 0.0) v *= std::sqrt(before / after);
+  unchecked::forward_kinematics(m, data, q, v);
+  for (int i = 0; i < n; ++i) zeta(i) = contact_kinematics(m, data, touching[static_cast<std::size_t>(i)]).gap_rate;
+  return true;
 }
 
 }  // namespace plume::detail

@@ -271,6 +271,10 @@ struct EventDrivenCore {
   std::vector<Landing> landings;
   // Step 6: the force LCP over the resting contacts sets `current`.
   bool solve_contact_sets(SimulationResult& result, const VectorX& zeta, const VectorX& mu, const VectorX& e);
+  // Where the force LCP has no solution (Painlevé): the tangential impact,
+  // the impulse of a velocity-level step of h = 1e-9 s (`attempt` 1, 2:
+  // 1e-7, 1e-5 s) over `touching`; zeta updated. False if it failed.
+  bool jam(int attempt, VectorX& zeta, const VectorX& mu);
   void add_dependent_contacts(const std::vector<int>& resting_current);
   void report_set_changes(const std::vector<Tracked>& previous, bool impact);
   Vec3 tangential_acceleration(const Contact& c, const VectorX& qdd);
