@@ -41,6 +41,10 @@ double potential_energy(const Model& model, Data& data, const VecRef& q) {
   return potential_from_kinematics(model, data);
 }
 
+double unchecked::mechanical_energy_from_kinematics(const Model& model, Data& data) {
+  return kinetic_from_kinematics(model, data) + potential_from_kinematics(model, data);
+}
+
 // One kinematics pass (placements and velocities) for both terms.
 double mechanical_energy(const Model& model, Data& data, const VecRef& q, const VecRef& v) {
   forward_kinematics(model, data, q, v);

@@ -115,11 +115,12 @@ bool TimeStepping::advance(double until, SimulationResult& result) {
     v_ = v1;
     if (quaternion_error(m, q_) > 1e-12) normalize_configuration(m, q_);
     const long events_before = stats_.events;
-    project();
-    no_energy_gain(q0, v0, h);
+    bool kinematics = project();
+    kinematics = no_energy_gain(q0, v0, h, kinematics);
     // Samples inside the step: towards the corrected state (before any impact at t_).
+    kinematics = kinematics && !(rec_ && opt_.output_rate > 0.0 && next_output_ < t_);  // (a sample's solve)
     record_outputs_until(t0, q0, v0, t_, q_, v_, false);
-    if (!impacts(result)) return false;
+    if (!impacts(result, kinematics)) return false;
     if (next_sample_ <= t_ && !sample_controller(result)) return false;
     if (!settle(result)) return false;
     if (rec_ && opt_.output_rate > 0 && next_output_ <= t_) {

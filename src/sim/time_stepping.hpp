@@ -153,13 +153,16 @@ class TimeStepping final : public SchemeBase {
   double start_slide_speed(const Tracked& tr) const;
 
   // ---- step 5: drift, impacts, the new β and its forces ---------------------------------------
-  void project();                                                      // time_stepping_drift.cpp
-  void no_energy_gain(const VectorX& q0, const VectorX& v0, double h);  // time_stepping_drift.cpp
+  // project() and no_energy_gain() return whether data_ holds the forward
+  // kinematics (placements, velocities) of (q_, v_) as they leave them;
+  // impacts() then needs no kinematics pass of its own.
+  bool project();                                                                        // time_stepping_drift.cpp
+  bool no_energy_gain(const VectorX& q0, const VectorX& v0, double h, bool kinematics);  // time_stepping_drift.cpp
   const VectorX& applied_tau_at(const VectorX& v) {
     applied_torque(model(), opt_, tau_, v, tau_applied_);
     return tau_applied_;
   }
-  bool impacts(SimulationResult& result);  // time_stepping_impacts.cpp
+  bool impacts(SimulationResult& result, bool kinematics = false);  // time_stepping_impacts.cpp
   bool settle(SimulationResult& result);   // time_stepping_contact_set.cpp
   bool jam(int attempt);                   // time_stepping_impacts.cpp
 

@@ -20,7 +20,7 @@ namespace plume::detail {
 // Moves (q, v) back onto Ψ = 0, ζ = 0 of the active contacts of β (and zero
 // sliding velocity of the sticking ones) in the metric of H, when they have
 // drifted beyond drift_tolerance (the trapezoid keeps them only to O(h³)).
-void TimeStepping::project() {
+bool TimeStepping::project() {
   const Model& m = model();
   proj_act_.clear();
   proj_stick_.clear();
@@ -29,7 +29,7 @@ void TimeStepping::project() {
     proj_act_.push_back(tr.contact);
     proj_stick_.push_back(tr.mu > 0.0 && tr.mode != ContactMode::Sliding && tr.contact.kind == ContactKind::Shapes);
   }
-  if (proj_act_.empty()) return;
+  if (proj_act_.empty()) return false;
   std::vector<Contact>& act = proj_act_;
   const int na = static_cast<int>(act.size());
   const int nv = m.nv();
@@ -101,6 +101,7 @@ void TimeStepping::project() {
     changed = true;
   }
   if (changed) ++stats_.projections;
+  return !changed;  // (the first check's kinematics, at (q_, v_))
 }
 
 // The trapezoid on a body's body-frame velocity is exact only for constant
@@ -109,19 +110,23 @@ void TimeStepping::project() {
 // ends with more mechanical energy than it started with plus the work of the
 // applied torques (trapezoid: h τ̄·v̄) has its velocity scaled down to that
 // energy; scaling keeps every velocity constraint Tᵀv = 0 of β.
-void TimeStepping::no_energy_gain(const VectorX& q0, const VectorX& v0, double h) {
+bool TimeStepping::no_energy_gain(const VectorX& q0, const VectorX& v0, double h, bool kinematics) {
   const Model& m = model();
   const VectorX& tau0 = applied_tau_at(v0);
   double work = 0.5 * h * tau0.dot(0.5 * (v0 + v_));
   const VectorX& tau1 = applied_tau_at(v_);
   work += 0.5 * h * tau1.dot(0.5 * (v0 + v_));
-  // (q0, v0) is usually the last step's end, unchanged by impacts or projections.
-  const bool known = energy_valid_ && bitwise_equal(q0, energy_q_) && bitwise_equal(v0, energy_v_);
-  const double e0 = known ? energy_ : energy_of(q0, v0);
   qn_ = q_;
   normalize_configuration(m, qn_);
-  const double e1 = mechanical_energy(m, data_, qn_, v_);  // (as energy_of(q_, v_))
+  bool at_state = bitwise_equal(qn_, q_);  // (data_ then holds the kinematics of (q_, v_))
+  // (as energy_of(q_, v_))
+  const double e1 = kinematics && at_state ? unchecked::mechanical_energy_from_kinematics(m, data_)
+                                           : mechanical_energy(m, data_, qn_, v_);
   const double kinetic = data_.kinetic;
+  // (q0, v0) is usually the last step's end, unchanged by impacts or projections.
+  const bool known = energy_valid_ && bitwise_equal(q0, energy_q_) && bitwise_equal(v0, energy_v_);
+  if (!known) at_state = false;
+  const double e0 = known ? energy_ : energy_of(q0, v0);
   const double excess = e1 - (e0 + work);
   energy_valid_ = false;
   if (!(excess > 1e-14 * std::max(1.0, std::abs(e0))) || !(kinetic > excess)) {
@@ -129,9 +134,10 @@ void TimeStepping::no_energy_gain(const VectorX& q0, const VectorX& v0, double h
     energy_v_ = v_;
     energy_ = e1;
     energy_valid_ = true;
-    return;
+    return at_state;
   }
   v_ *= std::sqrt(1.0 - excess / kinetic);
+  return false;
 }
 
 }  // namespace plume::detail

@@ -20,10 +20,12 @@ namespace plume::detail {
 
 // Impacts at (t_, q_, v_): every touching contact, the approaching ones with
 // their restitution (plastic below zeno_speed), by the impulse LCP.
-bool TimeStepping::impacts(SimulationResult& result) {
+bool TimeStepping::impacts(SimulationResult& result, bool kinematics) {
   const Model& m = model();
+  // (a reused detection leaves data_ alone; a new one writes placements only)
+  const bool reused = detected_valid_ && touch_margin(opt_) == detected_margin_ && bitwise_equal(q_, detected_q_);
   detect(q_, touch_margin(opt_), touching_, false);
-  unchecked::forward_kinematics(m, data_, q_, v_);
+  if (!(kinematics && reused)) unchecked::forward_kinematics(m, data_, q_, v_);
   const int n = static_cast<int>(touching_.size());
   VectorX& zeta = imp_zeta_;
   VectorX& mu = imp_mu_;

@@ -13,6 +13,12 @@ double kinetic_energy(const Model& model, Data& data, const VecRef& q, const Vec
 double potential_energy(const Model& model, Data& data, const VecRef& q);
 /// T + V.
 double mechanical_energy(const Model& model, Data& data, const VecRef& q, const VecRef& v);
+namespace unchecked {
+/// T + V from the placements and velocities already in data (forward
+/// kinematics with velocities at the state wanted); no checks. Writes
+/// data.kinetic and data.potential.
+double mechanical_energy_from_kinematics(const Model& model, Data& data);
+}  // namespace unchecked
 /// Spatial momentum Σ Iᵢ vᵢ in world coordinates (moment about the world origin).
 Force spatial_momentum(const Model& model, Data& data, const VecRef& q, const VecRef& v);
 /// Centre of mass in world coordinates. Writes data.com.
