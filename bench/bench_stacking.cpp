@@ -57,7 +57,7 @@ PLUME_WORLD_BENCH(quadruped_standing, "quadruped_standing.xml", 1.0);
 // The limp humanoid collapsing, its first 0.8 s (the fold onto the joint
 // limits and the heels, the Painlevé jam at 0.522 s): past it the
 // event-driven and time-stepping schemes crawl once the body lies on the
-// ground (/work/notes/16.md), which a benchmark cannot wait for.
+// ground (README, Limitations), which a benchmark cannot wait for.
 PLUME_WORLD_BENCH(humanoid_collapse, "humanoid_collapse.xml", 0.8);
 
 // How the cost grows with the number of contacts: 1 to 10 stacked cubes.
