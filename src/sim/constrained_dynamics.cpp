@@ -4,6 +4,7 @@
 // t − μ s); the others are ignored until an event adds them (11.41).
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "plume/algorithms/aba.hpp"
 #include "plume/algorithms/cholesky.hpp"
@@ -205,10 +206,24 @@ void EventDrivenCore::dynamics_full(const VectorX& qq, const VectorX& vv, Eigen:
       w[3 * d + 1] = d1[d];
       w[3 * d + 2] = d2[d];
     }
-    solve_Lt3(m, data.LD, w);
+    // The dofs of the two bodies' support chains, descending: the only ones
+    // where t, d₁, d₂ and their L⁻ᵀ solves can be nonzero.
+    int nc = 0;
+    for (int body : {act[a].body_b, act[a].body_a}) {
+      for (int i = body; i > 0; i = m.parent(i)) {
+        const Joint& j = m.joint(i);
+        for (int k = j.nv - 1; k >= 0; --k) chain[nc++] = j.v_index + k;
+      }
+    }
+    if (act[a].body_a > 0 && act[a].body_b > 0) {
+      std::sort(chain.begin(), chain.begin() + nc, std::greater<int>());
+      nc = static_cast<int>(std::unique(chain.begin(), chain.begin() + nc) - chain.begin());
+    }
+    solve_Lt3(m, data.LD, chain.data(), nc, w);
     int* sup = contact_support(a);
     int n = 0;
-    for (int d = 0; d < nv; ++d) {
+    for (int i = nc - 1; i >= 0; --i) {
+      const int d = chain[i];
       if (w[3 * d] != 0.0 || w[3 * d + 1] != 0.0 || w[3 * d + 2] != 0.0) sup[n++] = d;
     }
     support_size[a] = n;
@@ -287,11 +302,12 @@ void EventDrivenCore::force_term(const VectorX& l, VectorX& out) {
 
 namespace {
 
-// w ← L⁻ᵀ w for three right-hand sides stored as w[3d + c]: descendants
-// first, each dof's row of L scattered into its ancestors.
-PLUME_SCALAR_LOOPS void solve_Lt3_impl(const Model& m, const RowMatrixX& LD, double* w) {
-  const int nv = m.nv();
-  for (int i = nv - 1; i >= 0; --i) {
+// w ← L⁻ᵀ w for three right-hand sides stored as w[3d + c], nonzero on the
+// dofs `chain` only (descending, closed under ancestors): descendants first,
+// each dof's row of L scattered into its ancestors.
+PLUME_SCALAR_LOOPS void solve_Lt3_impl(const Model& m, const RowMatrixX& LD, const int* chain, int nc, double* w) {
+  for (int c = 0; c < nc; ++c) {
+    const int i = chain[c];
     const double x0 = w[3 * i], x1 = w[3 * i + 1], x2 = w[3 * i + 2];
     if (x0 == 0.0 && x1 == 0.0 && x2 == 0.0) continue;
     const double* Li = LD.data() + static_cast<Eigen::Index>(i) * LD.cols();
@@ -311,7 +327,9 @@ PLUME_SCALAR_LOOPS void solve_Lt3_impl(const Model& m, const RowMatrixX& LD, dou
 
 }  // namespace
 
-void EventDrivenCore::solve_Lt3(const Model& m, const RowMatrixX& LD, double* w) { solve_Lt3_impl(m, LD, w); }
+void EventDrivenCore::solve_Lt3(const Model& m, const RowMatrixX& LD, const int* chain, int nc, double* w) {
+  solve_Lt3_impl(m, LD, chain, nc, w);
+}
 
 // The lower blocks (a ≥ b) of Ā = W D⁻¹ Wᵀ, 3 × 3 per pair of contacts,
 // over the dofs both are nonzero on.
@@ -482,6 +500,7 @@ void EventDrivenCore::ensure(int na) {
   K.resize(nv, 3 * cap);
   Wc.resize(3 * nv * cap);
   sup_idx.resize(static_cast<std::size_t>(nv) * cap);
+  chain.resize(2 * static_cast<std::size_t>(nv));
   support_size.resize(cap);
   slide_c.resize(cap);
   kv.resize(3 * cap);

@@ -176,7 +176,7 @@ struct EventDrivenCore {
   const double* contact_W(int a) const { return Wc.data() + 3 * static_cast<Eigen::Index>(model().nv()) * a; }
   int* contact_support(int a) { return sup_idx.data() + static_cast<std::size_t>(model().nv()) * a; }
   const int* contact_support(int a) const { return sup_idx.data() + static_cast<std::size_t>(model().nv()) * a; }
-  static void solve_Lt3(const Model& m, const RowMatrixX& LD, double* w);
+  static void solve_Lt3(const Model& m, const RowMatrixX& LD, const int* chain, int nc, double* w);
   void form_Abar(int na);
   double abar(int i, int j) const { return i >= j ? Abar(i, j) : Abar(j, i); }
   void force_term(const VectorX& l, VectorX& out);
@@ -198,7 +198,7 @@ struct EventDrivenCore {
   std::vector<int> act_track;  // their indices into current
   MatrixX T, D, K, A, Abar;
   VectorX Wc, kv, dinv;
-  std::vector<int> sup_idx, support_size;
+  std::vector<int> sup_idx, support_size, chain;
   std::vector<Vec2> slide_c;  // per active contact: the sliding direction (c₁, c₂) of a sliding one, else 0
   std::vector<int> row_src;  // per constraint row: 3a (T's column a) or 3a + 1 + j (D's column 2a + j)
   VectorX s0, dl;            // D⁻¹L⁻ᵀ(τ − C) (dynamics_full); Δλ (correct_for_tau)
