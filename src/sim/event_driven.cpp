@@ -259,9 +259,9 @@ void EventDrivenCore::restart_stepper(double dt) {
   y << q, v;
   double h = std::clamp(dt, opt.min_step, opt.max_step);
   if (next_sample > t) h = std::min(h, next_sample - t);  // land on the controller's next sample
-  // The chart only in free flight: with touching contacts (constrained
-  // dynamics, projections) free-flyers are integrated as before.
-  if (chart) chart->set_active(current.empty());
+  // Free-flyers in the local chart in every phase, flight and contact (a
+  // restart re-bases it at the current state).
+  if (chart) chart->set_active(true);
   stepper->initialize(y, t, h);
   rhs_fn = [this](const VectorX& yy, VectorX& dy, double tt) { rhs(yy, dy, tt); };
 }

@@ -14,8 +14,8 @@
 // (rotating with the body) carried an error of the order of the tolerance.
 // Outside, the stepper looks as before: states are (q, v) with unit
 // quaternions, equal to the state handed to initialize() at its time.
-// The event-driven scheme uses the chart only while no contact touches
-// (free flight); with touching contacts it integrates (q, v) as before.
+// The event-driven scheme uses the chart in every phase, flight and
+// contact (set_active(false) integrates (q, v) directly).
 #include <memory>
 #include <utility>
 #include <vector>
