@@ -10,6 +10,7 @@
 #include "plume/algorithms/jacobians.hpp"
 #include "plume/algorithms/kinematics.hpp"
 #include "plume/sim/simulator.hpp"
+#include "plume/sim/world_file.hpp"
 #include "plume/urdf.hpp"
 #include "test_utils.hpp"
 
@@ -593,4 +594,38 @@ TEST(Simulator, DegenerateCollapseFallsBackToVelocityLevelSteps) {
   EXPECT_LT(rec.energies.back(), e0);
   std::printf("fallbacks %ld (%.4g s), max penetration %.3g m, worst energy gain between samples %.3g J of %.6g J\n",
               r.statistics.fallbacks, r.statistics.fallback_time, r.statistics.max_penetration, worst_gain, e0);
+}
+
+TEST(Simulator, ARunContinuedInPiecesEndsWhereTheWholeRunDoes) {
+  // A controller stepping the simulator: run_until(t₁) then run_until(t₂) on
+  // the same Simulator must give the run to t₂ in one go. t₁ just short of a
+  // controller sample (1e-13 s, below min_step) and at one (the sample time
+  // a sum of periods, a rounding away from the caller's t₁): the resumed
+  // run's first step would end closer than min_step. The quadruped demo
+  // world, in every scheme.
+  const Scenario sc = load_world(std::string(PLUME_MODELS_DIR) + "/worlds/quadruped_standing.xml");
+  for (const Scheme scheme : {Scheme::EventDriven, Scheme::TimeStepping, Scheme::Compliant}) {
+    SimulationOptions o = sc.options;
+    o.scheme = scheme;
+    o.output_rate = 0;
+    Simulator whole(sc.world, o);
+    whole.set_controller(sc.controller->function(sc.world.model()), sc.controller_period);
+    const SimulationResult w = whole.run_until(0.35);
+    ASSERT_EQ(w.status, SimulationStatus::Finished) << w.message;
+    for (const double t1 : {0.2999999999999, 0.3}) {
+      char split[64];
+      std::snprintf(split, sizeof split, ", split at %.13g s", t1);
+      SCOPED_TRACE(std::string(to_string(scheme)) + split);
+      Simulator pieces(sc.world, o);
+      pieces.set_controller(sc.controller->function(sc.world.model()), sc.controller_period);
+      const SimulationResult p1 = pieces.run_until(t1);
+      ASSERT_EQ(p1.status, SimulationStatus::Finished) << p1.message;
+      const SimulationResult p2 = pieces.run_until(0.35);
+      ASSERT_EQ(p2.status, SimulationStatus::Finished) << p2.message;
+      EXPECT_EQ(p2.statistics.fallbacks, 0) << p2.message;
+      EXPECT_EQ(pieces.current_contacts().size(), whole.current_contacts().size());
+      EXPECT_LT((pieces.q() - whole.q()).cwiseAbs().maxCoeff(), 1e-9);
+      EXPECT_LT((pieces.v() - whole.v()).cwiseAbs().maxCoeff(), 1e-7);
+    }
+  }
 }

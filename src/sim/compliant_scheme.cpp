@@ -149,7 +149,9 @@ void CompliantScheme::restart_stepper(double dt) {
     stepper_size_ = y.size();
   }
   double h = std::clamp(dt, opt_.min_step, opt_.max_step);
-  if (next_sample_ > t_) h = std::min(h, next_sample_ - t_);
+  // (a sample closer than min_step: the step goes past it and is cut there
+  // on the dense output, as in the event-driven scheme)
+  if (next_sample_ > t_ && next_sample_ - t_ >= opt_.min_step) h = std::min(h, next_sample_ - t_);
   freeze_switches(y, t_);
   stepper_->initialize(y, t_, h);
 }

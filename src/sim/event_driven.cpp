@@ -258,7 +258,11 @@ void EventDrivenCore::restart_stepper(double dt) {
   VectorX y(m.nq() + m.nv());
   y << q, v;
   double h = std::clamp(dt, opt.min_step, opt.max_step);
-  if (next_sample > t) h = std::min(h, next_sample - t);  // land on the controller's next sample
+  // Land on the controller's next sample, unless it is closer than min_step
+  // (a run resumed at an `until` just short of a sample time, an event just
+  // before one): then the step goes past it and the loop cuts it there on
+  // the dense output.
+  if (next_sample > t && next_sample - t >= opt.min_step) h = std::min(h, next_sample - t);
   // Free-flyers in the local chart in every phase, flight and contact (a
   // restart re-bases it at the current state).
   if (chart) chart->set_active(true);
