@@ -90,7 +90,8 @@ void EventDrivenCore::correct_for_tau() {
   du = dtau;
   ltdl_solve(m, data, du);
   dl.resize(rows);
-  dl.noalias() = -(K.leftCols(rows).transpose() * du);
+  dl.noalias() = K.leftCols(rows).transpose() * du;
+  dl = -dl;
   solve_A(rows, dl);
   lam.head(rows) += dl;
   force_term(dl, x);

@@ -247,16 +247,17 @@ bool EventDrivenCore::register_event(SimulationResult& result) {
 // output is unusable.
 bool EventDrivenCore::sample_controller(SimulationResult& result) {
   if (!controller) return true;
-  VectorX qs = q;
-  normalize_configuration(model(), qs);
+  q_sample_ = q;
+  normalize_configuration(model(), q_sample_);
   next_sample = t + period;
-  return sample_controller_checked(model(), opt, controller, t, qs, v, tau, result);
+  return sample_controller_checked(model(), opt, controller, t, q_sample_, v, tau, result);
 }
 
 void EventDrivenCore::restart_stepper(double dt) {
   const Model& m = model();
-  VectorX y(m.nq() + m.nv());
-  y << q, v;
+  y_restart_.resize(m.nq() + m.nv());
+  y_restart_ << q, v;
+  const VectorX& y = y_restart_;
   double h = std::clamp(dt, opt.min_step, opt.max_step);
   // Land on the controller's next sample, unless it is closer than min_step
   // (a run resumed at an `until` just short of a sample time, an event just

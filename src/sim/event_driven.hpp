@@ -223,6 +223,18 @@ struct EventDrivenCore {
   void add_candidate_witnesses(const VectorX& q1);
   void evaluate_witnesses(const VectorX& y, VectorX& w);
   double witness_value(const Witness& w, const VectorX& qq, const VectorX& vv);
+  // witness_value at a stepper state y = (q, v), through scratch copies (no allocation)
+  double witness_of_state(const Witness& w, const VectorX& y) {
+    witness_q_ = y.head(model().nq());
+    witness_v_ = y.tail(model().nv());
+    return witness_value(w, witness_q_, witness_v_);
+  }
+  VectorX witness_q_, witness_v_, y1_copy_, q_sample_, y_restart_;
+  // Keeps w's entries, at least n of them (doubling: no allocation once grown).
+  static void grow(VectorX& w, std::size_t n) {
+    const auto size = static_cast<Eigen::Index>(n);
+    if (w.size() < size) w.conservativeResize(std::max<Eigen::Index>(size, 2 * w.size()));
+  }
   double witness_at(std::size_t i, double time);
   double sliding_witness(WitnessKind kind, int track, int a, const VectorX& vv) const;
   double locate(std::size_t i, double a, double fa, double b, double fb);

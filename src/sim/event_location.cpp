@@ -100,16 +100,16 @@ void EventDrivenCore::add_candidate_witnesses(const VectorX& q1) {
   }
 }
 
+// w(i) for every witness i; w only grows (its entries past the witnesses
+// are stale), so that a step's candidates cost no allocation.
 void EventDrivenCore::evaluate_witnesses(const VectorX& y, VectorX& w) {
-  const Model& m = model();
-  w.resize(static_cast<Eigen::Index>(witnesses.size()));
-  for (std::size_t i = 0; i < witnesses.size(); ++i) w(i) = witness_value(witnesses[i], y.head(m.nq()), y.tail(m.nv()));
+  grow(w, witnesses.size());
+  for (std::size_t i = 0; i < witnesses.size(); ++i) w(i) = witness_of_state(witnesses[i], y);
 }
 
 double EventDrivenCore::witness_at(std::size_t i, double time) {
-  const Model& m = model();
   stepper->calc_state(time, ystate);
-  return witness_value(witnesses[i], ystate.head(m.nq()), ystate.tail(m.nv()));
+  return witness_of_state(witnesses[i], ystate);
 }
 
 // Illinois (modified regula falsi) on [a, b] with f(a) > 0 ≥ f(b).
@@ -126,12 +126,12 @@ EventDrivenCore::StepEvent EventDrivenCore::earliest_event(double t0, double t1,
   // Then the contacts found near a surface at the step's end.
   const std::size_t n_current = witnesses.size();
   add_candidate_witnesses(y1.head(m.nq()));
-  VectorX y1c = y1;
-  evaluate_witnesses(y1c, w1);  // the memo holds the step's end (FSAL)
+  y1_copy_ = y1;
+  evaluate_witnesses(y1_copy_, w1);  // the memo holds the step's end (FSAL)
   if (witnesses.size() > n_current) {
-    w0.conservativeResize(static_cast<Eigen::Index>(witnesses.size()));
+    grow(w0, witnesses.size());
     for (std::size_t i = n_current; i < witnesses.size(); ++i) {
-      w0(i) = witness_value(witnesses[i], y0.head(m.nq()), y0.tail(m.nv()));
+      w0(i) = witness_of_state(witnesses[i], y0);
     }
   }
   StepEvent event;
@@ -267,9 +267,9 @@ EventDrivenCore::StepEvent EventDrivenCore::earliest_event(double t0, double t1,
       candidates.push_back(c);
       witnesses.push_back({WitnessKind::Gap, static_cast<int>(candidates.size()) - 1, true, 0.0});
       const std::size_t i = witnesses.size() - 1;
-      w0.conservativeResize(static_cast<Eigen::Index>(i + 1));
-      w1.conservativeResize(static_cast<Eigen::Index>(i + 1));
-      w0(i) = witness_value(witnesses[i], y0.head(m.nq()), y0.tail(m.nv()));
+      grow(w0, i + 1);
+      grow(w1, i + 1);
+      w0(i) = witness_of_state(witnesses[i], y0);
       w1(i) = witness_at(i, te);
       double a = t0, fa = w0(i);
       if (fa < opt.contact_tolerance) {
