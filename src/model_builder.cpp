@@ -62,6 +62,27 @@ namespace {
 
 std::atomic<std::uint64_t> next_uid{1};
 
+/// A rotation within 1e-14 per entry of a signed permutation (every
+/// rotation by multiples of 90° about the axes, as rpy = ±1.5707963267948966
+/// gives with cos = 6.1e-17 entries) becomes that permutation exactly.
+/// Returns whether it is one.
+bool snap_signed_permutation(Mat3& E) {
+  Mat3 P = Mat3::Zero();
+  for (int r = 0; r < 3; ++r) {
+    for (int c = 0; c < 3; ++c) {
+      const double e = E(r, c);
+      if (std::abs(e) <= 1e-14) continue;
+      if (std::abs(std::abs(e) - 1.0) > 1e-14) return false;
+      P(r, c) = e > 0.0 ? 1.0 : -1.0;
+    }
+  }
+  for (int r = 0; r < 3; ++r) {  // one ±1 per row and per column
+    if (P.row(r).cwiseAbs().sum() != 1.0 || P.col(r).cwiseAbs().sum() != 1.0) return false;
+  }
+  E = P;
+  return true;
+}
+
 bool finite_transform(const Transform& X) { return X.E().allFinite() && X.r().allFinite(); }
 
 bool orthonormal(const Mat3& E) {
@@ -465,7 +486,19 @@ Model ModelBuilder::build() const {
     j.nq = joint_nq(js.type);
     j.nv = joint_nv(js.type);
     j.kind = kernel_kind(js.type, js.axis);
-    j.tree_rotation_identity = b.Xtree.E() == Mat3::Identity();
+    Transform Xtree = b.Xtree;
+    const bool permutation = snap_signed_permutation(Xtree.E());
+    j.tree_rotation_identity = Xtree.E() == Mat3::Identity();
+    j.tree_rotation_permutation = permutation && !j.tree_rotation_identity;
+    if (j.tree_rotation_permutation) {
+      const int A = j.kind == JointKind::RevoluteX ? 0 : j.kind == JointKind::RevoluteY ? 1 : 2;
+      for (int k = 0; k < 3; ++k) {
+        const int row = (A + k) % 3;
+        for (int c = 0; c < 3; ++c) {
+          if (Xtree.E()(row, c) != 0.0) j.tree_cols[k] = c;
+        }
+      }
+    }
     if (j.nv == 0) throw ModelError(jwhere + ": fixed joints cannot be bodies");
     const bool one_dof = j.nv == 1;
     if (one_dof) {
@@ -506,7 +539,7 @@ Model ModelBuilder::build() const {
       }
     }
     m.parent_[i] = b.parent;
-    m.Xtree_[i] = b.Xtree;
+    m.Xtree_[i] = Xtree;
     m.joints_[i] = j;
     m.subtree_root_[i] = b.parent == 0 ? i : m.subtree_root_[b.parent];
     nq += j.nq;

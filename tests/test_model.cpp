@@ -108,6 +108,35 @@ TEST(ModelBuilder, NormalisesAxesAndPicksKernels) {
   EXPECT_TRUE(std::isinf(m.upper_position_limit()(2)));
 }
 
+TEST(ModelBuilder, QuarterTurnTreeRotationsAreStoredAsExactPermutations) {
+  // rpy = (π/2, 0, 0) as a double gives cos = 6.1e-17 entries: stored as the
+  // signed permutation exactly, and the kernels told so; a rotation 1e-10
+  // away from one, a slider and the prismatic kernels are left as they are.
+  ModelBuilder b("turns");
+  const Transform quarter(axis_rotation(Vec3::UnitX(), 1.5707963267948966).transpose(), Vec3(0, 0, 0.2));
+  const Transform almost(axis_rotation(Vec3::UnitX(), 1.5707963267948966 + 1e-10).transpose(), Vec3::Zero());
+  b.add_body("a", 0, JointSpec::revolute("j1", Vec3::UnitZ()), quarter, unit_inertia());
+  b.add_body("b", 1, JointSpec::revolute("j2", Vec3::UnitZ()), almost, unit_inertia());
+  b.add_body("c", 2, JointSpec::revolute("j3", Vec3::UnitY()), Transform::Identity(), unit_inertia());
+  b.add_body("d", 3, JointSpec::prismatic("j4", Vec3::UnitY()), Transform::Identity(), unit_inertia());
+  const Model m = b.build();
+  EXPECT_NE(quarter.E()(1, 1), 0.0);
+  Mat3 P;
+  P << 1, 0, 0, 0, 0, 1, 0, -1, 0;
+  EXPECT_EQ(m.Xtree(1).E(), P);
+  EXPECT_TRUE(m.joint(1).tree_rotation_permutation);
+  EXPECT_FALSE(m.joint(1).tree_rotation_identity);
+  // Row A = z of P has its 1 in column 1; rows x, y in columns 0 and 2.
+  EXPECT_EQ(m.joint(1).tree_cols[0], 1);
+  EXPECT_EQ(m.joint(1).tree_cols[1], 0);
+  EXPECT_EQ(m.joint(1).tree_cols[2], 2);
+  EXPECT_EQ(m.Xtree(2).E(), almost.E());
+  EXPECT_FALSE(m.joint(2).tree_rotation_permutation);
+  EXPECT_TRUE(m.joint(3).tree_rotation_identity);
+  EXPECT_FALSE(m.joint(3).tree_rotation_permutation);
+  EXPECT_EQ(m.joint(4).kind, JointKind::PrismaticY);
+}
+
 TEST(Configuration, NeutralAndRandomRespectLimitsAndAreReproducible) {
   const Model m = random_tree(11, 15);
   const VectorX q0 = neutral_configuration(m);

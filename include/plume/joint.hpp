@@ -90,6 +90,13 @@ struct Joint {
   /// rotation): the rotation of an axis-aligned revolute joint's Xup is then
   /// a plane rotation, which the algorithms apply to two rows or components.
   bool tree_rotation_identity = false;
+  /// Xtree's rotation is a signed permutation other than the identity (each
+  /// row one ±1: the ±90° and 180° offsets of URDF arms, stored exactly, see
+  /// ModelBuilder::build). An axis-aligned revolute joint's Xup rotation then
+  /// has five nonzero entries: row A's in column tree_cols[0], rows A + 1 and
+  /// A + 2 (mod 3) in columns tree_cols[1] and tree_cols[2].
+  bool tree_rotation_permutation = false;
+  int tree_cols[3] = {0, 1, 2};
 };
 
 /// Rotation matrix R(axis, angle) of a rotation by `angle` about the unit `axis`.

@@ -102,6 +102,52 @@ struct AlignedRnea {
   }
 };
 
+// An axis-aligned revolute joint whose tree rotation is a signed permutation
+// (arm URDFs' ±90° offsets): AlignedRnea with Xup's rotation applied through
+// its five nonzero entries (detail::SparseRotation).
+template <int A>
+struct PermutedRnea {
+  static constexpr int i1 = (A + 1) % 3;
+  static constexpr int i2 = (A + 2) % 3;
+  // y = Xup x = [E ω; E (v − r × ω)].
+  static PLUME_INLINE void up(const detail::SparseRotation<A>& R, const Vec3& r, const double* x, double* y) {
+    const double u[3] = {x[3] - (r[1] * x[2] - r[2] * x[1]), x[4] - (r[2] * x[0] - r[0] * x[2]),
+                         x[5] - (r[0] * x[1] - r[1] * x[0])};
+    R.apply(x, y);
+    R.apply(u, y + 3);
+  }
+  template <bool with_acceleration>
+  static PLUME_INLINE void forward(const Joint& j, const Transform& X, const double* vp, const double* ap, double qd,
+                                   double qdd, double* vi, double* ai) {
+    const detail::SparseRotation<A> R(j, X.E());
+    double y[6];
+    up(R, X.r(), vp, y);
+    for (int k = 0; k < 6; ++k) vi[k] = y[k] + (k == A ? qd : 0.0);
+    up(R, X.r(), ap, y);
+    double m[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    m[i1] = vi[i2] * qd;
+    m[i2] = -vi[i1] * qd;
+    m[3 + i1] = vi[3 + i2] * qd;
+    m[3 + i2] = -vi[3 + i1] * qd;
+    for (int k = 0; k < 6; ++k) ai[k] = y[k] + m[k];
+    if constexpr (with_acceleration) ai[A] += qdd;
+  }
+  // fp += Xupᵀ f = [Eᵀ n + r × Eᵀ l; Eᵀ l].
+  static PLUME_INLINE void add_up_transpose(const Joint& j, const Transform& X, const double* x, double* fp) {
+    const detail::SparseRotation<A> R(j, X.E());
+    const Vec3& r = X.r();
+    double n[3], l[3];
+    R.apply_transpose(x, n);
+    R.apply_transpose(x + 3, l);
+    fp[0] += n[0] + (r[1] * l[2] - r[2] * l[1]);
+    fp[1] += n[1] + (r[2] * l[0] - r[0] * l[2]);
+    fp[2] += n[2] + (r[0] * l[1] - r[1] * l[0]);
+    fp[3] += l[0];
+    fp[4] += l[1];
+    fp[5] += l[2];
+  }
+};
+
 /// The axis A of an axis-aligned prismatic kernel, −1 for the other kinds.
 template <class K>
 inline constexpr int slider_axis = -1;
@@ -188,6 +234,14 @@ PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, 
             body_force(I, ai, vi, data.f[i]);
             return;
           }
+          if (j.tree_rotation_permutation) {
+            constexpr bool all = terms == Terms::All;
+            PermutedRnea<aligned_axis<K>>::template forward<all>(
+                j, X, data.v[p].vector().data(), data.a[p].vector().data(), qd[0], all ? a[j.v_index] : 0.0,
+                vi.vector().data(), ai.vector().data());
+            body_force(I, ai, vi, data.f[i]);
+            return;
+          }
         }
         if constexpr (slider_axis<K> >= 0) {
           if (j.tree_rotation_identity) {
@@ -222,6 +276,11 @@ PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, 
         if (j.tree_rotation_identity) {
           AlignedRnea<aligned_axis<K>>::add_up_transpose(data.Xup[i], data.f[i].vector().data(),
                                                          data.f[p].vector().data());
+          return;
+        }
+        if (j.tree_rotation_permutation) {
+          PermutedRnea<aligned_axis<K>>::add_up_transpose(j, data.Xup[i], data.f[i].vector().data(),
+                                                          data.f[p].vector().data());
           return;
         }
       }
