@@ -1,6 +1,8 @@
 // Recursive Newton–Euler algorithm (RBDA Table 5.1), in body coordinates.
 #include "plume/algorithms/rnea.hpp"
 
+#include <type_traits>
+
 #include "checks.hpp"
 #include "joint_kernels.hpp"
 
@@ -249,6 +251,26 @@ PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, 
             SliderRnea<slider_axis<K>>::template forward<all>(
                 X.r().data(), data.v[p].vector().data(), data.a[p].vector().data(), qd[0],
                 all ? a[j.v_index] : 0.0, vi.vector().data(), ai.vector().data());
+            body_force(I, ai, vi, data.f[i]);
+            return;
+          }
+        }
+        if constexpr (std::is_same_v<K, detail::FreeFlyer>) {
+          if (p == 0) {
+            // A free-flyer on the world (a free body, a floating base): v_λ = 0
+            // and a_λ = [0; −g], so v_i = q̇ and a_i = [0; E (−g)] + q̈ (the
+            // transform of a zero velocity and v_i × v_i = 0 not computed).
+            const Vec3 lin = X.E() * Vec3(data.a[0].linear());
+            double* vo = vi.vector().data();
+            double* ao = ai.vector().data();
+            for (int k = 0; k < 6; ++k) vo[k] = qd[k];
+            for (int k = 0; k < 3; ++k) {
+              ao[k] = 0.0;
+              ao[3 + k] = lin[k];
+            }
+            if constexpr (terms == Terms::All) {
+              for (int k = 0; k < 6; ++k) ao[k] += a[j.v_index + k];
+            }
             body_force(I, ai, vi, data.f[i]);
             return;
           }
