@@ -298,6 +298,26 @@ struct Prismatic : DenseSubspace<1> {
 // identity tree rotation (a URDF slider whose origin has no rpy) Xup is a pure
 // translation: Xup m = [ω; v − r × ω], Xupᵀ f = [n + r × l; l], and a body's
 // world rotation is its parent's.
+// A transform that is a pure translation by r (identity rotation):
+// y = X x = [ω; v − r × ω] for a motion, and y = Xᵀ x = [n + r × l; l]
+// for a force (the Xupᵀ of the backward passes).
+PLUME_INLINE void translate_motion(const double* r, const double* x, double* y) {
+  y[0] = x[0];
+  y[1] = x[1];
+  y[2] = x[2];
+  y[3] = x[3] - (r[1] * x[2] - r[2] * x[1]);
+  y[4] = x[4] - (r[2] * x[0] - r[0] * x[2]);
+  y[5] = x[5] - (r[0] * x[1] - r[1] * x[0]);
+}
+PLUME_INLINE void translate_force_transpose(const double* r, const double* x, double* y) {
+  y[0] = x[0] + (r[1] * x[5] - r[2] * x[4]);
+  y[1] = x[1] + (r[2] * x[3] - r[0] * x[5]);
+  y[2] = x[2] + (r[0] * x[4] - r[1] * x[3]);
+  y[3] = x[3];
+  y[4] = x[4];
+  y[5] = x[5];
+}
+
 template <int A>
 struct PrismaticAligned {
   static constexpr int nv = 1;
@@ -349,30 +369,14 @@ struct PrismaticAligned {
   }
   static PLUME_INLINE Motion up(const Joint& j, const Transform& Xup, const Motion& m) {
     if (!j.tree_rotation_identity) return Xup.apply(m);
-    const Vec6& x = m.vector();
-    const Vec3& r = Xup.r();
     Motion out;
-    Vec6& y = out.vector();
-    y[0] = x[0];
-    y[1] = x[1];
-    y[2] = x[2];
-    y[3] = x[3] - (r[1] * x[2] - r[2] * x[1]);
-    y[4] = x[4] - (r[2] * x[0] - r[0] * x[2]);
-    y[5] = x[5] - (r[0] * x[1] - r[1] * x[0]);
+    translate_motion(Xup.r().data(), m.vector().data(), out.vector().data());
     return out;
   }
   static PLUME_INLINE Force up_transpose(const Joint& j, const Transform& Xup, const Force& f) {
     if (!j.tree_rotation_identity) return Xup.apply_transpose(f);
-    const Vec6& x = f.vector();
-    const Vec3& r = Xup.r();
     Force out;
-    Vec6& y = out.vector();
-    y[0] = x[0] + (r[1] * x[5] - r[2] * x[4]);
-    y[1] = x[1] + (r[2] * x[3] - r[0] * x[5]);
-    y[2] = x[2] + (r[0] * x[4] - r[1] * x[3]);
-    y[3] = x[3];
-    y[4] = x[4];
-    y[5] = x[5];
+    translate_force_transpose(Xup.r().data(), f.vector().data(), out.vector().data());
     return out;
   }
 };

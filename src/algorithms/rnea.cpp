@@ -164,14 +164,7 @@ struct SliderRnea {
   static constexpr int i1 = (A + 1) % 3;
   static constexpr int i2 = (A + 2) % 3;
   // y = Xup x = [ω; v − r × ω].
-  static PLUME_INLINE void up(const double* r, const double* x, double* y) {
-    y[0] = x[0];
-    y[1] = x[1];
-    y[2] = x[2];
-    y[3] = x[3] - (r[1] * x[2] - r[2] * x[1]);
-    y[4] = x[4] - (r[2] * x[0] - r[0] * x[2]);
-    y[5] = x[5] - (r[0] * x[1] - r[1] * x[0]);
-  }
+  static PLUME_INLINE void up(const double* r, const double* x, double* y) { detail::translate_motion(r, x, y); }
   // v_i = Xup v_λ + S q̇, a_i = Xup a_λ + v_i × S q̇ (+ S q̈), with
   // v_i × [0; e_A q̇] = [0; ω_i × e_A q̇].
   template <bool with_acceleration>
@@ -189,12 +182,9 @@ struct SliderRnea {
   }
   // fp += Xupᵀ f = [n + r × l; l].
   static PLUME_INLINE void add_up_transpose(const double* r, const double* x, double* fp) {
-    fp[0] += x[0] + (r[1] * x[5] - r[2] * x[4]);
-    fp[1] += x[1] + (r[2] * x[3] - r[0] * x[5]);
-    fp[2] += x[2] + (r[0] * x[4] - r[1] * x[3]);
-    fp[3] += x[3];
-    fp[4] += x[4];
-    fp[5] += x[5];
+    double y[6];
+    detail::translate_force_transpose(r, x, y);
+    for (int k = 0; k < 6; ++k) fp[k] += y[k];
   }
 };
 
