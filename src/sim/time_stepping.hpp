@@ -142,6 +142,8 @@ class TimeStepping final : public SchemeBase {
   bool fully_constrained();
   enum class Forces : std::uint8_t { Solved, Unsolved };
   Forces fast_forces(bool symmetric);
+  bool symmetric_forces();
+  void add_A_blocks(int ng, int rows, const double* W);
 
   // ---- step 4: detection, landing, a slide's stop (time_stepping_landing.cpp) -----------------
   // `placements`: leave q's placements in data_ (false: the caller runs its own kinematics next).
@@ -179,11 +181,15 @@ class TimeStepping final : public SchemeBase {
   long stats_fast_ = 0, stats_redistributed_ = 0;
   ContactSolution fast_;
   Eigen::PartialPivLU<MatrixX> fast_lu_;
-  BandedCholesky fast_chol_, fast_pchol_;
+  BandedCholesky fast_pchol_;
   MatrixX fast_K_, fast_G_, fast_P_;
   VectorX fast_z_, fast_winv_;
   MatrixX fast_T_, fast_D_, fast_Kt_, fast_Gt_, fast_A_;
   Matrix2X fast_slide_;
+  // symmetric_forces(): the first row of each active contact (and the row
+  // count), each contact's support chain (nv slots per contact), dof marks
+  std::vector<int> fast_group_, fast_chain_, fast_chain_size_;
+  std::vector<int> fast_mark_;
   VectorX fast_a0_, fast_Tdv_, fast_Ddv_, fast_b_, fast_lambda_, fast_Dinv_, fast_x_;
 
   // project(): workspace

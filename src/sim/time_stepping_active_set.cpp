@@ -17,6 +17,14 @@
 
 namespace plume::detail {
 
+// The loops below run over a contact's three rows or a few dofs:
+// vectorised, they would spend more on their prologue and epilogue.
+#if defined(__GNUC__) && !defined(__clang__)
+#define PLUME_SCALAR_LOOPS __attribute__((optimize("no-tree-vectorize")))
+#else
+#define PLUME_SCALAR_LOOPS
+#endif
+
 // More constraint rows than dofs (a stack: every cube held by its faces'
 // corners, three rows each): when K (nv × rows, fast_K_)
 // has full rank nv, the constraints Kᵀq̈ = b' fix q̈ by themselves, and the
@@ -50,51 +58,235 @@ TimeStepping::Forces TimeStepping::fast_forces(bool symmetric) {
   const Model& m = model();
   const int nv = m.nv();
   const int rows = static_cast<int>(fast_K_.cols());
-  if (!(symmetric && rows > nv && fully_constrained())) {
-    fast_Kt_ = fast_K_.transpose();
-    ltdl_solve_Lt_rows(m, data_, fast_Kt_);
-    if (symmetric) {
-      fast_Gt_ = fast_Kt_;
-    } else {
-      fast_Gt_ = fast_G_.transpose();
-      ltdl_solve_Lt_rows(m, data_, fast_Gt_);
+  if (symmetric && rows > nv && fully_constrained()) return Forces::Solved;
+  if (symmetric) return symmetric_forces() ? Forces::Solved : Forces::Unsolved;
+  fast_Kt_ = fast_K_.transpose();
+  ltdl_solve_Lt_rows(m, data_, fast_Kt_);
+  fast_Gt_ = fast_G_.transpose();
+  ltdl_solve_Lt_rows(m, data_, fast_Gt_);
+  fast_Dinv_ = data_.LD.diagonal().cwiseInverse();
+  fast_A_.setZero(rows, rows);
+  for (int d = 0; d < nv; ++d) {
+    const double* u = fast_Kt_.col(d).data();
+    const double* w = fast_Gt_.col(d).data();
+    const double dinv = fast_Dinv_(d);
+    int lo = 0, hi = rows;
+    while (lo < hi && u[lo] == 0.0) ++lo;
+    while (hi > lo && u[hi - 1] == 0.0) --hi;
+    if (lo == hi) continue;
+    for (int j = 0; j < rows; ++j) {
+      const double wj = w[j] * dinv;
+      if (wj == 0.0) continue;
+      double* ac = fast_A_.col(j).data();
+      for (int i = lo; i < hi; ++i) ac[i] += wj * u[i];
     }
-    fast_Dinv_ = data_.LD.diagonal().cwiseInverse();
-    fast_A_.setZero(rows, rows);
-    for (int d = 0; d < nv; ++d) {
-      const double* u = fast_Kt_.col(d).data();
-      const double* w = fast_Gt_.col(d).data();
-      const double dinv = fast_Dinv_(d);
-      int lo = 0, hi = rows;
-      while (lo < hi && u[lo] == 0.0) ++lo;
-      while (hi > lo && u[hi - 1] == 0.0) --hi;
-      if (lo == hi) continue;
-      // Symmetric: the lower triangle only (u = w, zero outside [lo, hi)).
-      const int j0 = symmetric ? lo : 0, j1 = symmetric ? hi : rows;
-      for (int j = j0; j < j1; ++j) {
-        const double wj = w[j] * dinv;
-        if (wj == 0.0) continue;
-        double* ac = fast_A_.col(j).data();
-        for (int i = symmetric ? j : lo; i < hi; ++i) ac[i] += wj * u[i];
+  }
+  double amax = 1e-12;
+  for (int i = 0; i < rows; ++i) amax = std::max(amax, std::abs(fast_A_(i, i)));
+  fast_A_.diagonal().array() += (1e-12 * amax) * fast_winv_.array().inverse();
+  fast_lu_.compute(fast_A_);
+  fast_lambda_ = fast_lu_.solve(fast_b_);
+  // q̈ = a0 + H⁻¹ G λ = a0 + L⁻¹ D⁻¹ (L⁻ᵀG) λ
+  fast_x_.noalias() = fast_Gt_.transpose() * fast_lambda_;
+  fast_x_.array() *= fast_Dinv_.array();
+  ltdl_solve_L(m, data_, fast_x_);
+  return Forces::Solved;
+}
+
+namespace {
+
+// x[r·stride + c] ← L⁻ᵀ x for the n right-hand sides c of one contact
+// (stored as rows of W = (L⁻ᵀK)ᵀ, stride = its row count), nonzero on the
+// dofs `chain` only (descending, closed under ancestors): descendants
+// first, each dof's row of L scattered into its ancestors — per entry the
+// updates of ltdl_solve_Lt_rows, in its order.
+template <int N>
+PLUME_SCALAR_LOOPS void solve_Lt_group(const Model& m, const RowMatrixX& LD, const int* chain, int nc, double* W,
+                                       Eigen::Index stride) {
+  for (int c = 0; c < nc; ++c) {
+    const int i = chain[c];
+    const double* xi = W + i * stride;
+    double x[N];
+    bool any = false;
+    for (int k = 0; k < N; ++k) any |= (x[k] = xi[k]) != 0.0;
+    if (!any) continue;
+    const double* Li = LD.data() + static_cast<Eigen::Index>(i) * LD.cols();
+    for (int e = m.dof_parent(i); e >= 0;) {
+      const int s = m.dof_run_start(e);
+      for (int j = s; j <= e; ++j) {
+        const double l = Li[j];
+        double* xj = W + j * stride;
+        for (int k = 0; k < N; ++k) xj[k] -= l * x[k];
+      }
+      e = m.dof_parent(s);
+    }
+  }
+}
+
+}  // namespace
+
+// Block (a, b) of A = W D⁻¹ Wᵀ (a's rows × b's, the lower triangle when
+// a = b) over the dofs `chain` (a's support, descending; b's rows are zero
+// outside theirs), each entry summed from +0 over the dofs in ascending
+// order as (w_j d⁻¹) w_i: 3 × 3 blocks in registers.
+template <int NA, int NB>
+PLUME_SCALAR_LOOPS void A_block(const int* chain, int nc, const double* W, Eigen::Index stride, const double* dinv,
+                                int ra, int rb, bool diagonal, double* A) {
+  double B[NA][NB] = {};
+  for (int c = nc - 1; c >= 0; --c) {
+    const int d = chain[c];
+    const double* w = W + d * stride;
+    for (int j = 0; j < NB; ++j) {
+      const double wj = w[rb + j] * dinv[d];
+      for (int i = diagonal ? j : 0; i < NA; ++i) B[i][j] += wj * w[ra + i];
+    }
+  }
+  for (int j = 0; j < NB; ++j) {
+    for (int i = diagonal ? j : 0; i < NA; ++i) A[(rb + j) * stride + ra + i] = B[i][j];
+  }
+}
+
+void TimeStepping::add_A_blocks(int ng, int rows, const double* W) {
+  const int nv = model().nv();
+  double* A = fast_A_.data();
+  const double* dinv = fast_Dinv_.data();
+  for (int a = 0; a < ng; ++a) {
+    const int ra = fast_group_[static_cast<std::size_t>(a)], na = fast_group_[static_cast<std::size_t>(a) + 1] - ra;
+    const int* chain = fast_chain_.data() + static_cast<std::size_t>(a) * static_cast<std::size_t>(nv);
+    const int nc = fast_chain_size_[static_cast<std::size_t>(a)];
+    for (int b = 0; b <= a; ++b) {
+      const int rb = fast_group_[static_cast<std::size_t>(b)], nb = fast_group_[static_cast<std::size_t>(b) + 1] - rb;
+      const bool diagonal = a == b;
+      if (na == 3 && nb == 3) {
+        A_block<3, 3>(chain, nc, W, rows, dinv, ra, rb, diagonal, A);
+      } else if (na == 3) {
+        A_block<3, 1>(chain, nc, W, rows, dinv, ra, rb, diagonal, A);
+      } else if (nb == 3) {
+        A_block<1, 3>(chain, nc, W, rows, dinv, ra, rb, diagonal, A);
+      } else {
+        A_block<1, 1>(chain, nc, W, rows, dinv, ra, rb, diagonal, A);
       }
     }
-    double amax = 1e-12;
-    for (int i = 0; i < rows; ++i) amax = std::max(amax, std::abs(fast_A_(i, i)));
-    fast_A_.diagonal().array() += (1e-12 * amax) * fast_winv_.array().inverse();
-    fast_lambda_ = fast_b_;
-    if (symmetric) {
-      if (!fast_chol_.factor(fast_A_)) return Forces::Unsolved;  // (rounding) the LCP decides
-      fast_chol_.solve(fast_A_, fast_lambda_);
-    } else {
-      fast_lu_.compute(fast_A_);
-      fast_lambda_ = fast_lu_.solve(fast_b_);
-    }
-    // q̈ = a0 + H⁻¹ G λ = a0 + L⁻¹ D⁻¹ (L⁻ᵀG) λ
-    fast_x_.noalias() = fast_Gt_.transpose() * fast_lambda_;
-    fast_x_.array() *= fast_Dinv_.array();
-    ltdl_solve_L(m, data_, fast_x_);
   }
-  return Forces::Solved;
+}
+
+namespace {
+
+// The lower Cholesky factor of the n × n column-major A (leading dimension
+// n, lower triangle read) in place, left-looking: column j takes the earlier
+// columns k in ascending order, four at a time (each entry as one update
+// per column: the right-looking banded factorisation's updates of every
+// entry, in its order; the ones it skips subtract ±0 from entries that are
+// never −0), then its pivot's square root divides it. False at a pivot that
+// is not positive (A part-factored).
+PLUME_SCALAR_LOOPS bool cholesky_in_order(double* A, int n) {
+  for (int j = 0; j < n; ++j) {
+    double* cj = A + j * n;
+    const double diagonal = cj[j];
+    int k = 0;
+    for (; k + 4 <= j; k += 4) {
+      const double *c0 = A + k * n, *c1 = c0 + n, *c2 = c1 + n, *c3 = c2 + n;
+      const double l0 = c0[j], l1 = c1[j], l2 = c2[j], l3 = c3[j];
+      for (int i = j; i < n; ++i) cj[i] = (((cj[i] - l0 * c0[i]) - l1 * c1[i]) - l2 * c2[i]) - l3 * c3[i];
+    }
+    for (; k < j; ++k) {
+      const double* ck = A + k * n;
+      const double l = ck[j];
+      for (int i = j; i < n; ++i) cj[i] -= l * ck[i];
+    }
+    const double pivot = cj[j];
+    if (!(pivot > 0.0 * diagonal) || !(pivot > 0.0)) return false;
+    const double ljj = std::sqrt(pivot);
+    cj[j] = ljj;
+    for (int i = j + 1; i < n; ++i) cj[i] /= ljj;
+  }
+  return true;
+}
+
+}  // namespace
+
+// The symmetric rows solve (G = K), contact by contact: W = (L⁻ᵀK)ᵀ
+// (fast_Kt_, rows × nv) by each contact's rows on its support chain
+// (the dofs where its K columns are nonzero and their ancestors), the lower
+// triangle of A = W D⁻¹ Wᵀ by pairs of contacts over the dofs they share,
+// the regularised Cholesky factorisation of A and its solves, q̈ − a0 =
+// L⁻¹ D⁻¹ W ᵀλ. Every entry takes the products and sums of the dof-by-dof
+// rank-one updates and right-looking banded Cholesky it replaces, in their
+// order (only exact zeros are skipped): the same bits. False when a pivot
+// is not positive (rounding on dependent rows: the LCP decides).
+bool TimeStepping::symmetric_forces() {
+  const Model& m = model();
+  const int nv = m.nv();
+  const int rows = static_cast<int>(fast_K_.cols());
+  const int ng = static_cast<int>(fast_group_.size()) - 1;
+  fast_Kt_.resize(rows, nv);
+  double* W = fast_Kt_.data();
+  for (int r = 0; r < rows; ++r) {
+    const double* k = fast_K_.col(r).data();
+    for (int d = 0; d < nv; ++d) W[d * rows + r] = k[d];
+  }
+  fast_Dinv_.resize(nv);
+  for (int d = 0; d < nv; ++d) fast_Dinv_(d) = 1.0 / data_.LD(d, d);
+  // Each contact's support chain (descending, in fast_chain_ from
+  // fast_chain_start_[g]), and its L⁻ᵀ solve.
+  fast_mark_.assign(static_cast<std::size_t>(nv), 0);
+  fast_chain_.resize(static_cast<std::size_t>(ng) * static_cast<std::size_t>(nv));
+  fast_chain_size_.resize(static_cast<std::size_t>(ng));
+  for (int g = 0; g < ng; ++g) {
+    const int r0 = fast_group_[static_cast<std::size_t>(g)], n = fast_group_[static_cast<std::size_t>(g) + 1] - r0;
+    const int tag = g + 1;
+    for (int d = nv - 1; d >= 0; --d) {
+      if (fast_mark_[static_cast<std::size_t>(d)] == tag) continue;
+      bool nonzero = false;
+      for (int k = 0; k < n; ++k) nonzero |= W[d * rows + r0 + k] != 0.0;
+      if (!nonzero) continue;
+      for (int e = d; e >= 0 && fast_mark_[static_cast<std::size_t>(e)] != tag; e = m.dof_parent(e)) {
+        fast_mark_[static_cast<std::size_t>(e)] = tag;
+      }
+    }
+    int* chain = fast_chain_.data() + static_cast<std::size_t>(g) * static_cast<std::size_t>(nv);
+    int nc = 0;
+    for (int d = nv - 1; d >= 0; --d) {
+      if (fast_mark_[static_cast<std::size_t>(d)] == tag) chain[nc++] = d;
+    }
+    fast_chain_size_[static_cast<std::size_t>(g)] = nc;
+    if (n == 3) {
+      solve_Lt_group<3>(m, data_.LD, chain, nc, W + r0, rows);
+    } else {  // (a contact has one row, or three)
+      solve_Lt_group<1>(m, data_.LD, chain, nc, W + r0, rows);
+    }
+  }
+  // A's lower triangle: block (a, b), a ≥ b, over the dofs of a's chain
+  // (ascending; b's rows are zero elsewhere), summed from +0 (the products
+  // with a zero factor that the dof-by-dof updates skip add ±0 to a sum
+  // that is never −0: no change). The upper triangle is not read.
+  fast_A_.resize(rows, rows);
+  add_A_blocks(ng, rows, W);
+  double* A = fast_A_.data();
+  double amax = 1e-12;
+  for (int i = 0; i < rows; ++i) amax = std::max(amax, std::abs(A[i * rows + i]));
+  const double delta = 1e-12 * amax;
+  for (int i = 0; i < rows; ++i) A[i * rows + i] += delta * (1.0 / fast_winv_(i));
+  if (!cholesky_in_order(A, rows)) return false;
+  fast_lambda_ = fast_b_;
+  double* x = fast_lambda_.data();
+  for (int k = 0; k < rows; ++k) {
+    const double* ck = A + k * rows;
+    x[k] /= ck[k];
+    const double xk = x[k];
+    for (int i = k + 1; i < rows; ++i) x[i] -= ck[i] * xk;
+  }
+  for (int k = rows - 1; k >= 0; --k) {
+    const double* ck = A + k * rows;
+    double sum = x[k];
+    for (int i = k + 1; i < rows; ++i) sum -= ck[i] * x[i];
+    x[k] = sum / ck[k];
+  }
+  // q̈ = a0 + H⁻¹ K λ = a0 + L⁻¹ D⁻¹ W ᵀλ
+  fast_x_.noalias() = fast_Kt_.transpose() * fast_lambda_;
+  fast_x_.array() *= fast_Dinv_.array();
+  ltdl_solve_L(m, data_, fast_x_);
+  return true;
 }
 
 // The force LCP's answer when β's modes are known from the last solve and
@@ -141,10 +333,12 @@ bool TimeStepping::active_set_accelerations(const VectorX& v, VectorX& a, bool p
   if (!symmetric) fast_G_.resize(nv, rows);
   fast_b_.resize(rows);
   fast_slide_.setZero(2, nc);
+  fast_group_.clear();
   int r = 0;
   for (int k = 0; k < nc; ++k) {
     const Tracked& tr = beta_[static_cast<std::size_t>(k)];
     if (!tr.active) continue;
+    fast_group_.push_back(r);
     fast_K_.col(r) = fast_T_.col(k);
     if (!symmetric) fast_G_.col(r) = fast_T_.col(k);
     fast_b_(r) = fast_Tdv_(k);
@@ -166,6 +360,7 @@ bool TimeStepping::active_set_accelerations(const VectorX& v, VectorX& a, bool p
       }
     }
   }
+  fast_group_.push_back(r);
   // A λ = −(Kᵀ a0 + K̇ᵀq̇) with A = Kᵀ H⁻¹ G = (L⁻ᵀK)ᵀ D⁻¹ (L⁻ᵀG), as the
   // event-driven scheme's constrained dynamics: rank-one updates over the
   // dofs, each touching only the rows of the contacts on its bodies.
