@@ -72,63 +72,177 @@ PLUME_INLINE Eigen::Matrix<double, 6, N> inertia_cols(const RigidInertia& Y, con
   return out;
 }
 
-// Forward step of body i (kernel K): placement, world columns, velocity and
-// acceleration, the body's force and its ∂/∂v matrix B, the per-dof columns.
+// Forward step of body i (kernel K), kinematic half: placement, world
+// columns, velocity and acceleration (what ABA's passes also leave in data).
+// sc: the revolute joints' sines and cosines (detail::revolute_sin_cos).
 template <class K>
-PLUME_FLATTEN void forward_body(const Model& model, Data& data, const double* q, const double* v, const double* a,
-                                int i) {
+PLUME_FLATTEN void forward_kinematics_body(const Model& model, Data& data, const double* q, const double* v,
+                                           const double* a, const double* sc, int i);
+
+// Spatial products on plain arrays, coefficient by coefficient: the
+// derivative columns and the body force are formed and stored without Vec6
+// temporaries assembled from two Vec3 halves (whose packet reloads straddle
+// two stores and stall store forwarding).
+/// o = a × b for motions a = [w; v], b = [x; y]: [w × x; w × y + v × x].
+PLUME_INLINE void motion_cross(const double* a, const double* b, double* o) {
+  o[0] = a[1] * b[2] - a[2] * b[1];
+  o[1] = a[2] * b[0] - a[0] * b[2];
+  o[2] = a[0] * b[1] - a[1] * b[0];
+  o[3] = (a[1] * b[5] - a[2] * b[4]) + (a[4] * b[2] - a[5] * b[1]);
+  o[4] = (a[2] * b[3] - a[0] * b[5]) + (a[5] * b[0] - a[3] * b[2]);
+  o[5] = (a[0] * b[4] - a[1] * b[3]) + (a[3] * b[1] - a[4] * b[0]);
+}
+
+/// o += a ×* f for a motion a = [w; v] and a force f = [n; g]: [w × n + v × g; w × g].
+PLUME_INLINE void add_force_cross(const double* a, const double* f, double* o) {
+  o[0] += (a[1] * f[2] - a[2] * f[1]) + (a[4] * f[5] - a[5] * f[4]);
+  o[1] += (a[2] * f[0] - a[0] * f[2]) + (a[5] * f[3] - a[3] * f[5]);
+  o[2] += (a[0] * f[1] - a[1] * f[0]) + (a[3] * f[4] - a[4] * f[3]);
+  o[3] += a[1] * f[5] - a[2] * f[4];
+  o[4] += a[2] * f[3] - a[0] * f[5];
+  o[5] += a[0] * f[4] - a[1] * f[3];
+}
+
+/// body_B11 on scalars: ω× Ī − Ī ω× = M + Mᵀ with M = ω× Ī (Ī symmetric),
+/// then − (v_o hᵀ + h v_oᵀ) + 2 (h·v_o) 1 − n×.
+PLUME_INLINE void body_B11_scalar(const RigidInertia& I, const double* v, const double* n, Mat3& B) {
+  const Mat3& J = I.Ibar();
+  const Vec3& h = I.h();
+  double M[3][3];  // M[r][c]
+  for (int c = 0; c < 3; ++c) {
+    M[0][c] = v[1] * J(2, c) - v[2] * J(1, c);
+    M[1][c] = v[2] * J(0, c) - v[0] * J(2, c);
+    M[2][c] = v[0] * J(1, c) - v[1] * J(0, c);
+  }
+  const double* vo = v + 3;
+  const double hv2 = 2.0 * (h[0] * vo[0] + h[1] * vo[1] + h[2] * vo[2]);
+  for (int c = 0; c < 3; ++c) {
+    for (int r = 0; r < 3; ++r) B(r, c) = (M[r][c] + M[c][r]) - (vo[r] * h[c] + h[r] * vo[c]);
+    B(c, c) += hv2;
+  }
+  // − n×: (n×)(r, c) = −ε_rcd n_d.
+  B(0, 1) += n[2];
+  B(1, 0) -= n[2];
+  B(0, 2) -= n[1];
+  B(2, 0) += n[1];
+  B(1, 2) += n[0];
+  B(2, 1) -= n[0];
+}
+
+template <class K>
+PLUME_FLATTEN void forward_kinematics_body(const Model& model, Data& data, const double* q, const double* v,
+                                           const double* a, const double* sc, int i) {
+  const Joint& j = model.joint(i);
+  const int p = model.parent(i);
+  constexpr int nv = K::nv;
+  detail::position_from<K>(j, model.Xtree(i), q + j.q_index, sc, i, data.Xup[i], detail::S_cols(data.S, j));
+  const Vec3 rel = detail::world_placement<K>(model, data, i);
+  const Mat3& E = data.X0[i].E();
+  const double* S = detail::S_cols(data.S, j);
+  double* oS = detail::S_cols(data.oS, j);
+  const double* qd = v + j.v_index;
+  const double* qdd = a + j.v_index;
+  double vJ[6], aJ[6];
+  if constexpr (nv == 1) {
+    // The world column kept in registers: stored, and used from there.
+    double w[6];
+    K::world_subspace(E, rel, S, w);
+    for (int k = 0; k < 6; ++k) {
+      oS[k] = w[k];
+      vJ[k] = w[k] * qd[0];
+      aJ[k] = w[k] * qdd[0];
+    }
+  } else {
+    K::world_subspace(E, rel, S, oS);
+    Eigen::Map<Vec6>(vJ).noalias() = detail::SMap<nv>(oS) * detail::VMap<nv>(qd);
+    Eigen::Map<Vec6>(aJ).noalias() = detail::SMap<nv>(oS) * detail::VMap<nv>(qdd);
+  }
+  double* ov = data.ov[i].vector().data();
+  const double* ovp = data.ov[p].vector().data();
+  double vi[6];
+  for (int k = 0; k < 6; ++k) vi[k] = ovp[k] + vJ[k];
+  double c[6];
+  motion_cross(vi, vJ, c);
+  if constexpr (K::has_bias) {
+    const Motion cb = Transform(E, rel).apply_inverse(K::bias(S, qd));
+    for (int k = 0; k < 6; ++k) c[k] += cb.vector()[k];
+  }
+  const double* oap = data.oa[p].vector().data();
+  double* oa = data.oa[i].vector().data();
+  for (int k = 0; k < 6; ++k) {
+    ov[k] = vi[k];
+    oa[k] = (oap[k] + c[k]) + aJ[k];
+  }
+}
+
+// Forward step of body i, dynamic half (after the kinematic half, or after
+// ABA at q̈ = ABA's): the body's force and its ∂/∂v matrix B, the per-dof
+// derivative columns.
+template <class K>
+PLUME_FLATTEN void forward_dynamics_body(const Model& model, Data& data, const double* v, const double* a, int i) {
   const Joint& j = model.joint(i);
   const int p = model.parent(i);
   constexpr int nv = K::nv;
   constexpr int npa = parent_attached<K>;
-  K::position(j, model.Xtree(i), q + j.q_index, data.Xup[i], detail::S_cols(data.S, j));
-  detail::world_placement<K>(model, data, i);
   const Mat3& E = data.X0[i].E();
   const Vec3& rel = data.orel[i];
-  const double* S = detail::S_cols(data.S, j);
-  double* oSp = detail::S_cols(data.oS, j);
-  K::world_subspace(E, rel, S, oSp);
-  const auto oS = detail::SMap<nv>(oSp);
-  const double* qd = v + j.v_index;
-  const double* qdd = a + j.v_index;
+  const double* oS = detail::S_cols(data.oS, j);
   // ν, α: what the joint rides on.
-  Motion nu = data.ov[p];
-  Motion alpha = data.oa[p];
-  if constexpr (npa > 0) {
-    const Motion t(Vec6(oS.template leftCols<npa>() * detail::VMap<npa>(qd)));
-    alpha += Motion(Vec6(oS.template leftCols<npa>() * detail::VMap<npa>(qdd))) + nu.cross(t);
-    nu += t;
+  double nu[6], alpha[6];
+  for (int k = 0; k < 6; ++k) {
+    nu[k] = data.ov[p].vector()[k];
+    alpha[k] = data.oa[p].vector()[k];
   }
-  const Motion vJ(Vec6(oS * detail::VMap<nv>(qd)));
-  Motion& ov = data.ov[i];
-  ov = data.ov[p] + vJ;
-  Motion c = ov.cross(vJ);
-  if constexpr (K::has_bias) c += Transform(E, rel).apply_inverse(K::bias(S, qd));
-  Motion& oa = data.oa[i];
-  oa = data.oa[p] + c;
-  oa.vector().noalias() += oS * detail::VMap<nv>(qdd);
+  if constexpr (npa > 0) {
+    const double* qd = v + j.v_index;
+    const double* qdd = a + j.v_index;
+    double t[6], tt[6];
+    for (int k = 0; k < 6; ++k) t[k] = oS[k] * qd[0] + oS[6 + k] * qd[1];
+    motion_cross(nu, t, tt);
+    for (int k = 0; k < 6; ++k) {
+      alpha[k] += (oS[k] * qdd[0] + oS[6 + k] * qdd[1]) + tt[k];
+      nu[k] += t[k];
+    }
+  }
+  const double* ov = data.ov[i].vector().data();
+  const double* oa = data.oa[i].vector().data();
   // The body's own inertia, force and B; the backward pass adds the children.
   const RigidInertia oI = detail::world_inertia(model, i, E, rel);
-  const Force h = detail::inertia_times(oI, ov);
-  data.oFc[i] = detail::inertia_times(oI, oa) + ov.cross(h);
+  double h[6];
+  detail::inertia_times(oI, ov, h);
+  double* F = data.oFc[i].vector().data();
+  detail::inertia_times(oI, oa, F);
+  add_force_cross(ov, h, F);
   data.oYc[i] = oI;
-  data.oBc[i] = body_B11(oI, ov, h);
-  data.opc[i] = h.linear();
+  body_B11_scalar(oI, ov, h, data.oBc[i]);
+  data.opc[i] = Vec3(h[3], h[4], h[5]);
   for (int k = 0; k < nv; ++k) {
     const int col = j.v_index + k;
-    const Motion s(Vec6(oS.col(k)));
-    const Motion dV = nu.cross(s);
-    data.dVdq.col(col) = dV.vector();
-    data.dAdq.col(col) = (alpha.cross(s) + nu.cross(dV)).vector();
-    const Motion& vatt = k < npa ? data.ov[p] : ov;
-    data.dAdv.col(col) = (nu + vatt).cross(s).vector();
+    const double* s = oS + 6 * k;
+    double* dV = data.dVdq.data() + 6 * col;
+    double* dA = data.dAdq.data() + 6 * col;
+    double* dAv = data.dAdv.data() + 6 * col;
+    double t1[6], t2[6], w[6];
+    motion_cross(nu, s, t1);
+    motion_cross(alpha, s, t2);
+    const double* vatt = k < npa ? data.ov[p].vector().data() : ov;
+    for (int c = 0; c < 6; ++c) {
+      dV[c] = t1[c];
+      w[c] = nu[c] + vatt[c];
+    }
+    double t3[6];
+    motion_cross(nu, t1, t3);
+    for (int c = 0; c < 6; ++c) dA[c] = t2[c] + t3[c];
+    motion_cross(w, s, dAv);
   }
 }
 
 // Backward step of body i: its rows and columns against its own and every
-// ancestor dof, then its composite quantities handed to the parent.
-template <class K>
-PLUME_FLATTEN void backward_body(const Model& model, Data& data, int i) {
+// ancestor dof, then its composite quantities handed to the parent. Tr:
+// Dq, Dv receive (∂τ/∂q)ᵀ and (∂τ/∂q̇)ᵀ (the layout of aba_derivatives'
+// row solves) instead of ∂τ/∂q and ∂τ/∂q̇.
+template <class K, bool Tr>
+PLUME_FLATTEN void backward_body(const Model& model, Data& data, MatrixX& Dq, MatrixX& Dv, int i) {
   const Joint& j = model.joint(i);
   const int p = model.parent(i);
   constexpr int nv = K::nv;
@@ -172,8 +286,13 @@ PLUME_FLATTEN void backward_body(const Model& model, Data& data, int i) {
       for (int l = 0; l < npa; ++l) own_q(l, k) += oS.col(l).dot(sF);
     }
   }
-  data.dtau_dq.template block<nv, nv>(v0, v0) = own_q;
-  data.dtau_dv.template block<nv, nv>(v0, v0) = own_v;
+  if constexpr (Tr) {
+    Dq.template block<nv, nv>(v0, v0) = own_q.transpose();
+    Dv.template block<nv, nv>(v0, v0) = own_v.transpose();
+  } else {
+    Dq.template block<nv, nv>(v0, v0) = own_q;
+    Dv.template block<nv, nv>(v0, v0) = own_v;
+  }
   data.H.template block<nv, nv>(v0, v0).noalias() = M1.transpose() * oS;
   // Ancestor dofs: the rows of the ancestors (τ_l against this joint's q, q̇)
   // and their columns (this joint's τ against q_l, q̇_l); one run of
@@ -182,34 +301,54 @@ PLUME_FLATTEN void backward_body(const Model& model, Data& data, int i) {
     // One dof (most joints): fixed-size dot products, ancestor by ancestor.
     const Vec6 m1 = M1.col(0), pk = P.col(0), qk = Q.col(0);
     const Vec3 m2 = M2.col(0);
-    double* rq = data.dtau_dq.data() + static_cast<Eigen::Index>(v0) * nv_total(data);
-    double* rv = data.dtau_dv.data() + static_cast<Eigen::Index>(v0) * nv_total(data);
+    double* rq = Dq.data() + static_cast<Eigen::Index>(v0) * nv_total(data);
+    double* rv = Dv.data() + static_cast<Eigen::Index>(v0) * nv_total(data);
     double* rh = data.H.data() + static_cast<Eigen::Index>(v0) * nv_total(data);
     for (int l = model.dof_parent(v0); l >= 0; l = model.dof_parent(l)) {
       const Eigen::Map<const Vec6> sl(data.oS.data() + 6 * l);
       const Eigen::Map<const Vec6> aq(data.dAdq.data() + 6 * l), vq(data.dVdq.data() + 6 * l),
           av(data.dAdv.data() + 6 * l);
-      rq[l] = sl.dot(pk);
-      rv[l] = sl.dot(qk);
+      // ∂τ_l/∂x_k (ancestor l's row) and ∂τ_k/∂x_l (this dof's row).
+      const double up_q = sl.dot(pk), up_v = sl.dot(qk);
+      const double lo_q = m1.dot(aq) + m2.dot(vq.head<3>()), lo_v = m1.dot(av) + m2.dot(sl.head<3>());
       const double hl = sl.dot(m1);
       rh[l] = hl;
       data.H(v0, l) = hl;
-      data.dtau_dq(v0, l) = m1.dot(aq) + m2.dot(vq.head<3>());
-      data.dtau_dv(v0, l) = m1.dot(av) + m2.dot(sl.head<3>());
+      if constexpr (Tr) {
+        rq[l] = lo_q;
+        rv[l] = lo_v;
+        Dq(v0, l) = up_q;
+        Dv(v0, l) = up_v;
+      } else {
+        rq[l] = up_q;
+        rv[l] = up_v;
+        Dq(v0, l) = lo_q;
+        Dv(v0, l) = lo_v;
+      }
     }
   } else {
     for (int e = model.dof_parent(v0); e >= 0;) {
       const int s = model.dof_run_start(e);
       const int len = e - s + 1;
       const auto Sl = data.oS.middleCols(s, len);
-      data.dtau_dq.block(s, v0, len, nv).noalias() = Sl.transpose().lazyProduct(P);
-      data.dtau_dv.block(s, v0, len, nv).noalias() = Sl.transpose().lazyProduct(Q);
       data.H.block(s, v0, len, nv).noalias() = Sl.transpose().lazyProduct(M1);
-      data.dtau_dq.block(v0, s, nv, len).noalias() =
-          M1.transpose().lazyProduct(data.dAdq.middleCols(s, len)) +
-          M2.transpose().lazyProduct(data.dVdq.middleCols(s, len).template topRows<3>());
-      data.dtau_dv.block(v0, s, nv, len).noalias() =
-          M1.transpose().lazyProduct(data.dAdv.middleCols(s, len)) + M2.transpose().lazyProduct(Sl.template topRows<3>());
+      if constexpr (Tr) {
+        Dq.block(v0, s, nv, len).noalias() = P.transpose().lazyProduct(Sl);
+        Dv.block(v0, s, nv, len).noalias() = Q.transpose().lazyProduct(Sl);
+        Dq.block(s, v0, len, nv).noalias() =
+            data.dAdq.middleCols(s, len).transpose().lazyProduct(M1) +
+            data.dVdq.middleCols(s, len).template topRows<3>().transpose().lazyProduct(M2);
+        Dv.block(s, v0, len, nv).noalias() =
+            data.dAdv.middleCols(s, len).transpose().lazyProduct(M1) + Sl.template topRows<3>().transpose().lazyProduct(M2);
+      } else {
+        Dq.block(s, v0, len, nv).noalias() = Sl.transpose().lazyProduct(P);
+        Dv.block(s, v0, len, nv).noalias() = Sl.transpose().lazyProduct(Q);
+        Dq.block(v0, s, nv, len).noalias() =
+            M1.transpose().lazyProduct(data.dAdq.middleCols(s, len)) +
+            M2.transpose().lazyProduct(data.dVdq.middleCols(s, len).template topRows<3>());
+        Dv.block(v0, s, nv, len).noalias() =
+            M1.transpose().lazyProduct(data.dAdv.middleCols(s, len)) + M2.transpose().lazyProduct(Sl.template topRows<3>());
+      }
       data.H.block(v0, s, nv, len) = data.H.block(s, v0, len, nv).transpose();
       e = model.dof_parent(s);
     }
@@ -224,24 +363,35 @@ PLUME_FLATTEN void backward_body(const Model& model, Data& data, int i) {
 
 // Forward pass, root to leaves: placements, world columns, velocities,
 // accelerations (with the −g offset) and their per-dof derivative columns.
-void derivative_forward_pass(const Model& model, Data& data, const double* q, const double* v, const double* a) {
+// kinematics = false: the placements, world columns, velocities and
+// accelerations are already in data (ABA's passes at a = q̈).
+void derivative_forward_pass(const Model& model, Data& data, const double* q, const double* v, const double* a,
+                             bool kinematics = true) {
   const int nb = model.nbodies();
-  data.ov[0] = Motion::Zero();
-  data.oa[0] = Motion(Vec3::Zero(), -model.gravity());
+  double* sc = data.qsc.data();
+  if (kinematics) {
+    detail::revolute_sin_cos(model, q, sc);
+    data.ov[0] = Motion::Zero();
+    data.oa[0] = Motion(Vec3::Zero(), -model.gravity());
+  }
   for (int i = 1; i < nb; ++i) {
-    detail::visit_kind(model.joint(i).kind, [&](auto jk) PLUME_LAMBDA_INLINE { forward_body<decltype(jk)>(model, data, q, v, a, i); });
+    detail::visit_kind(model.joint(i).kind, [&](auto jk) PLUME_LAMBDA_INLINE {
+      using K = decltype(jk);
+      if (kinematics) forward_kinematics_body<K>(model, data, q, v, a, sc, i);
+      forward_dynamics_body<K>(model, data, v, a, i);
+    });
   }
 }
 
-void rnea_derivative_passes(const Model& model, Data& data, const double* q, const double* v, const double* a) {
-  const int nb = model.nbodies();
-  derivative_forward_pass(model, data, q, v, a);
-  // Backward pass, leaves to root.
-  data.dtau_dq.setZero();
-  data.dtau_dv.setZero();
+// Backward pass, leaves to root, into Dq, Dv (transposed when Tr).
+template <bool Tr>
+void derivative_backward_pass(const Model& model, Data& data, MatrixX& Dq, MatrixX& Dv) {
+  Dq.setZero();
+  Dv.setZero();
   data.H.setZero();
-  for (int i = nb - 1; i > 0; --i) {
-    detail::visit_kind(model.joint(i).kind, [&](auto jk) PLUME_LAMBDA_INLINE { backward_body<decltype(jk)>(model, data, i); });
+  for (int i = model.nbodies() - 1; i > 0; --i) {
+    detail::visit_kind(model.joint(i).kind,
+                       [&](auto jk) PLUME_LAMBDA_INLINE { backward_body<decltype(jk), Tr>(model, data, Dq, Dv, i); });
   }
 }
 
@@ -250,7 +400,8 @@ void rnea_derivative_passes(const Model& model, Data& data, const double* q, con
 namespace unchecked {
 
 void rnea_derivatives(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& a) {
-  rnea_derivative_passes(model, data, q.data(), v.data(), a.data());
+  derivative_forward_pass(model, data, q.data(), v.data(), a.data());
+  derivative_backward_pass<false>(model, data, data.dtau_dq, data.dtau_dv);
 }
 
 void kinematics_derivatives(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& a) {
@@ -259,17 +410,21 @@ void kinematics_derivatives(const Model& model, Data& data, const VecRef& q, con
 
 void aba_derivatives(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& tau) {
   unchecked::aba(model, data, q, v, tau);
-  rnea_derivative_passes(model, data, q.data(), v.data(), data.ddq.data());
+  // ABA left the placements, world columns, velocities and accelerations at
+  // q̈ in data; the backward pass writes (∂τ/∂q)ᵀ, (∂τ/∂q̇)ᵀ straight into
+  // ddq_dq, ddq_dv, whose rows are the right-hand sides of the solves.
+  derivative_forward_pass(model, data, q.data(), v.data(), data.ddq.data(), false);
+  derivative_backward_pass<true>(model, data, data.ddq_dq, data.ddq_dv);
   unchecked::ltdl(model, data);
   // ∂q̈/∂x = −H⁻¹ ∂τ/∂x at q̈ (differentiate H q̈ + C = τ): sparse solves on
   // the rows of (∂τ/∂x)ᵀ with the factor of H, and H⁻¹ itself.
   ltdl_inverse(model, data, data.Minv);
-  data.ddq_dq = -data.dtau_dq.transpose();
-  data.ddq_dv = -data.dtau_dv.transpose();
   ltdl_solve_rows(model, data, data.ddq_dq);
   ltdl_solve_rows(model, data, data.ddq_dv);
   data.ddq_dq.transposeInPlace();
   data.ddq_dv.transposeInPlace();
+  data.ddq_dq = -data.ddq_dq;
+  data.ddq_dv = -data.ddq_dv;
 }
 
 }  // namespace unchecked

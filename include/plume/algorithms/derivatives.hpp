@@ -43,8 +43,9 @@ void rnea_derivatives(const Model& model, Data& data, const VecRef& q, const Vec
 
 /// ∂q̈/∂q, ∂q̈/∂q̇ and ∂q̈/∂τ = H⁻¹ of q̈ = ABA(q, q̇, τ). Computed as
 /// ∂q̈/∂x = −H⁻¹ ∂τ/∂x at q̈ = ABA(q, q̇, τ) with H factorised by ltdl().
-/// Writes data.ddq, data.ddq_dq, data.ddq_dv, data.Minv (and everything
-/// rnea_derivatives and ltdl write).
+/// Writes data.ddq, data.ddq_dq, data.ddq_dv, data.Minv, data.H, data.tau,
+/// the factor of ltdl and the world-axis workspace; not data.dtau_dq,
+/// data.dtau_dv (∂τ/∂x is formed, transposed, in ddq_dq and ddq_dv).
 /// @throws ArgumentError as above; Error if H is not positive definite.
 void aba_derivatives(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& tau);
 
