@@ -188,8 +188,8 @@ class TimeStepping final : public SchemeBase {
   Matrix2X fast_slide_;
   // symmetric_forces(): the first row of each active contact (and the row
   // count), each contact's support chain (nv slots per contact), dof marks
-  std::vector<int> fast_group_, fast_chain_, fast_chain_size_;
-  std::vector<int> fast_mark_;
+  std::vector<int> fast_group_, fast_group_contact_, fast_chain_, fast_chain_size_;
+  std::vector<int> fast_mark_, fast_count_;
   VectorX fast_a0_, fast_Tdv_, fast_Ddv_, fast_b_, fast_lambda_, fast_Dinv_, fast_x_;
 
   // project(): workspace

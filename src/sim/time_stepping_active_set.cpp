@@ -123,19 +123,42 @@ PLUME_SCALAR_LOOPS void solve_Lt_group(const Model& m, const RowMatrixX& LD, con
   }
 }
 
+// W ← L⁻ᵀ W on the dofs 0 … last (closed under ancestors: the dofs every
+// contact shares) for all rows at once, descending.
+void solve_Lt_shared(const Model& m, const RowMatrixX& LD, int last, double* W, Eigen::Index rows) {
+  for (int i = last; i >= 0; --i) {
+    const double* xi = W + i * rows;
+    const double* Li = LD.data() + static_cast<Eigen::Index>(i) * LD.cols();
+    for (int e = m.dof_parent(i); e >= 0;) {
+      const int s = m.dof_run_start(e);
+      for (int j = s; j <= e; ++j) {
+        const double l = Li[j];
+        double* xj = W + j * rows;
+        for (Eigen::Index r = 0; r < rows; ++r) xj[r] -= l * xi[r];
+      }
+      e = m.dof_parent(s);
+    }
+  }
+}
+
 }  // namespace
 
 // Block (a, b) of A = W D⁻¹ Wᵀ (a's rows × b's, the lower triangle when
 // a = b) over the dofs `chain` (a's support, descending; b's rows are zero
 // outside theirs), each entry summed from +0 over the dofs in ascending
 // order as (w_j d⁻¹) w_i: 3 × 3 blocks in registers.
-template <int NA, int NB>
+template <int NA, int NB, bool diagonal>
 PLUME_SCALAR_LOOPS void A_block(const int* chain, int nc, const double* W, Eigen::Index stride, const double* dinv,
-                                int ra, int rb, bool diagonal, double* A) {
+                                int ra, int rb, double* A) {
   double B[NA][NB] = {};
   for (int c = nc - 1; c >= 0; --c) {
     const int d = chain[c];
     const double* w = W + d * stride;
+    if (!diagonal) {  // (b's rows are zero outside its own chain)
+      bool zero = true;
+      for (int j = 0; j < NB; ++j) zero &= w[rb + j] == 0.0;
+      if (zero) continue;
+    }
     for (int j = 0; j < NB; ++j) {
       const double wj = w[rb + j] * dinv[d];
       for (int i = diagonal ? j : 0; i < NA; ++i) B[i][j] += wj * w[ra + i];
@@ -156,15 +179,20 @@ void TimeStepping::add_A_blocks(int ng, int rows, const double* W) {
     const int nc = fast_chain_size_[static_cast<std::size_t>(a)];
     for (int b = 0; b <= a; ++b) {
       const int rb = fast_group_[static_cast<std::size_t>(b)], nb = fast_group_[static_cast<std::size_t>(b) + 1] - rb;
-      const bool diagonal = a == b;
-      if (na == 3 && nb == 3) {
-        A_block<3, 3>(chain, nc, W, rows, dinv, ra, rb, diagonal, A);
+      if (a == b) {
+        if (na == 3) {
+          A_block<3, 3, true>(chain, nc, W, rows, dinv, ra, rb, A);
+        } else {
+          A_block<1, 1, true>(chain, nc, W, rows, dinv, ra, rb, A);
+        }
+      } else if (na == 3 && nb == 3) {
+        A_block<3, 3, false>(chain, nc, W, rows, dinv, ra, rb, A);
       } else if (na == 3) {
-        A_block<3, 1>(chain, nc, W, rows, dinv, ra, rb, diagonal, A);
+        A_block<3, 1, false>(chain, nc, W, rows, dinv, ra, rb, A);
       } else if (nb == 3) {
-        A_block<1, 3>(chain, nc, W, rows, dinv, ra, rb, diagonal, A);
+        A_block<1, 3, false>(chain, nc, W, rows, dinv, ra, rb, A);
       } else {
-        A_block<1, 1>(chain, nc, W, rows, dinv, ra, rb, diagonal, A);
+        A_block<1, 1, false>(chain, nc, W, rows, dinv, ra, rb, A);
       }
     }
   }
@@ -227,35 +255,70 @@ bool TimeStepping::symmetric_forces() {
   }
   fast_Dinv_.resize(nv);
   for (int d = 0; d < nv; ++d) fast_Dinv_(d) = 1.0 / data_.LD(d, d);
-  // Each contact's support chain (descending, in fast_chain_ from
-  // fast_chain_start_[g]), and its L⁻ᵀ solve.
+  // Each contact's support chain, descending (fast_chain_, nv slots per
+  // contact): its bodies' joints' dofs and their ancestors (a joint
+  // limit: the dofs where its row of K is nonzero and their ancestors).
   fast_mark_.assign(static_cast<std::size_t>(nv), 0);
+  fast_count_.assign(static_cast<std::size_t>(nv), 0);
   fast_chain_.resize(static_cast<std::size_t>(ng) * static_cast<std::size_t>(nv));
   fast_chain_size_.resize(static_cast<std::size_t>(ng));
   for (int g = 0; g < ng; ++g) {
     const int r0 = fast_group_[static_cast<std::size_t>(g)], n = fast_group_[static_cast<std::size_t>(g) + 1] - r0;
     const int tag = g + 1;
-    for (int d = nv - 1; d >= 0; --d) {
-      if (fast_mark_[static_cast<std::size_t>(d)] == tag) continue;
-      bool nonzero = false;
-      for (int k = 0; k < n; ++k) nonzero |= W[d * rows + r0 + k] != 0.0;
-      if (!nonzero) continue;
-      for (int e = d; e >= 0 && fast_mark_[static_cast<std::size_t>(e)] != tag; e = m.dof_parent(e)) {
-        fast_mark_[static_cast<std::size_t>(e)] = tag;
+    const Contact& c = contacts_[static_cast<std::size_t>(fast_group_contact_[static_cast<std::size_t>(g)])];
+    if (c.kind == ContactKind::Shapes) {  // the two bodies' support chains
+      for (int body : {c.body_b, c.body_a}) {
+        for (int i = body; i > 0; i = m.parent(i)) {
+          const Joint& j = m.joint(i);
+          for (int k = 0; k < j.nv; ++k) fast_mark_[static_cast<std::size_t>(j.v_index + k)] = tag;
+        }
+      }
+    } else {
+      for (int d = nv - 1; d >= 0; --d) {
+        if (fast_mark_[static_cast<std::size_t>(d)] == tag) continue;
+        bool nonzero = false;
+        for (int k = 0; k < n; ++k) nonzero |= W[d * rows + r0 + k] != 0.0;
+        if (!nonzero) continue;
+        for (int e = d; e >= 0 && fast_mark_[static_cast<std::size_t>(e)] != tag; e = m.dof_parent(e)) {
+          fast_mark_[static_cast<std::size_t>(e)] = tag;
+        }
       }
     }
     int* chain = fast_chain_.data() + static_cast<std::size_t>(g) * static_cast<std::size_t>(nv);
     int nc = 0;
     for (int d = nv - 1; d >= 0; --d) {
-      if (fast_mark_[static_cast<std::size_t>(d)] == tag) chain[nc++] = d;
+      if (fast_mark_[static_cast<std::size_t>(d)] == tag) {
+        chain[nc++] = d;
+        ++fast_count_[static_cast<std::size_t>(d)];
+      }
     }
     fast_chain_size_[static_cast<std::size_t>(g)] = nc;
+  }
+  // The dofs every contact's chain holds (a floating base's: closed under
+  // ancestors). When they lie below every other chain dof, each row's
+  // L⁻ᵀ updates from its own dofs all come before theirs: the contacts'
+  // own dofs are solved contact by contact, the shared ones for all rows
+  // at once, in the same order per entry.
+  int shared = 0, shared_max = -1;
+  for (int d = 0; d < nv; ++d) {
+    if (fast_count_[static_cast<std::size_t>(d)] == ng) ++shared, shared_max = d;
+  }
+  bool split = ng > 1 && shared > 0 && shared == shared_max + 1;  // (the dofs 0 … shared_max)
+  for (int g = 0; split && g < ng; ++g) {
+    const int own = fast_chain_size_[static_cast<std::size_t>(g)] - shared;
+    split = own == 0 || fast_chain_[static_cast<std::size_t>(g) * static_cast<std::size_t>(nv) + static_cast<std::size_t>(own) - 1] > shared_max;
+  }
+  for (int g = 0; g < ng; ++g) {
+    const int r0 = fast_group_[static_cast<std::size_t>(g)], n = fast_group_[static_cast<std::size_t>(g) + 1] - r0;
+    const int* chain = fast_chain_.data() + static_cast<std::size_t>(g) * static_cast<std::size_t>(nv);
+    const int nc = fast_chain_size_[static_cast<std::size_t>(g)] - (split ? shared : 0);
     if (n == 3) {
       solve_Lt_group<3>(m, data_.LD, chain, nc, W + r0, rows);
     } else {  // (a contact has one row, or three)
       solve_Lt_group<1>(m, data_.LD, chain, nc, W + r0, rows);
     }
   }
+  if (split) solve_Lt_shared(m, data_.LD, shared_max, W, rows);
   // A's lower triangle: block (a, b), a ≥ b, over the dofs of a's chain
   // (ascending; b's rows are zero elsewhere), summed from +0 (the products
   // with a zero factor that the dof-by-dof updates skip add ±0 to a sum
@@ -334,11 +397,13 @@ bool TimeStepping::active_set_accelerations(const VectorX& v, VectorX& a, bool p
   fast_b_.resize(rows);
   fast_slide_.setZero(2, nc);
   fast_group_.clear();
+  fast_group_contact_.clear();
   int r = 0;
   for (int k = 0; k < nc; ++k) {
     const Tracked& tr = beta_[static_cast<std::size_t>(k)];
     if (!tr.active) continue;
     fast_group_.push_back(r);
+    fast_group_contact_.push_back(k);
     fast_K_.col(r) = fast_T_.col(k);
     if (!symmetric) fast_G_.col(r) = fast_T_.col(k);
     fast_b_(r) = fast_Tdv_(k);
