@@ -150,6 +150,63 @@ struct PermutedRnea {
   }
 };
 
+// An axis-aligned revolute joint whose tree rotation is neither the identity
+// nor a signed permutation (URDF origins such as rpy="0 1.570796325 0" or
+// ±150°): AlignedRnea with Xup's full rotation, the operations of
+// Transform::apply and apply_transpose (E x as Eigen evaluates it: rows 0 and
+// 1 left to right, row 2 right to left; Eᵀ x, an inner product per row, left
+// to right) on scalars straight into Data instead of Motion and Force
+// temporaries (the same bits).
+template <int A>
+struct RotatedRnea {
+  static constexpr int i1 = (A + 1) % 3;
+  static constexpr int i2 = (A + 2) % 3;
+  // y = Xup x = [E ω; E (v − r × ω)].
+  static PLUME_INLINE void up(const Mat3& E, const Vec3& r, const double* x, double* y) {
+    const double u0 = x[3] - (r[1] * x[2] - r[2] * x[1]);
+    const double u1 = x[4] - (r[2] * x[0] - r[0] * x[2]);
+    const double u2 = x[5] - (r[0] * x[1] - r[1] * x[0]);
+    y[0] = detail::sum_l(E(0, 0) * x[0], E(0, 1) * x[1], E(0, 2) * x[2]);
+    y[1] = detail::sum_l(E(1, 0) * x[0], E(1, 1) * x[1], E(1, 2) * x[2]);
+    y[2] = detail::sum_r(E(2, 0) * x[0], E(2, 1) * x[1], E(2, 2) * x[2]);
+    y[3] = detail::sum_l(E(0, 0) * u0, E(0, 1) * u1, E(0, 2) * u2);
+    y[4] = detail::sum_l(E(1, 0) * u0, E(1, 1) * u1, E(1, 2) * u2);
+    y[5] = detail::sum_r(E(2, 0) * u0, E(2, 1) * u1, E(2, 2) * u2);
+  }
+  template <bool with_acceleration>
+  static PLUME_INLINE void forward(const Transform& X, const double* vp, const double* ap, double qd, double qdd,
+                                   double* vi, double* ai) {
+    double y[6];
+    up(X.E(), X.r(), vp, y);
+    for (int k = 0; k < 6; ++k) vi[k] = y[k] + (k == A ? qd : 0.0);
+    up(X.E(), X.r(), ap, y);
+    double m[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    m[i1] = vi[i2] * qd;
+    m[i2] = -vi[i1] * qd;
+    m[3 + i1] = vi[3 + i2] * qd;
+    m[3 + i2] = -vi[3 + i1] * qd;
+    for (int k = 0; k < 6; ++k) ai[k] = y[k] + m[k];
+    if constexpr (with_acceleration) ai[A] += qdd;
+  }
+  // fp += Xupᵀ f = [Eᵀ n + r × Eᵀ l; Eᵀ l].
+  static PLUME_INLINE void add_up_transpose(const Transform& X, const double* x, double* fp) {
+    const Mat3& E = X.E();
+    const Vec3& r = X.r();
+    const double l0 = detail::sum_l(E(0, 0) * x[3], E(1, 0) * x[4], E(2, 0) * x[5]);
+    const double l1 = detail::sum_l(E(0, 1) * x[3], E(1, 1) * x[4], E(2, 1) * x[5]);
+    const double l2 = detail::sum_l(E(0, 2) * x[3], E(1, 2) * x[4], E(2, 2) * x[5]);
+    const double n0 = detail::sum_l(E(0, 0) * x[0], E(1, 0) * x[1], E(2, 0) * x[2]);
+    const double n1 = detail::sum_l(E(0, 1) * x[0], E(1, 1) * x[1], E(2, 1) * x[2]);
+    const double n2 = detail::sum_l(E(0, 2) * x[0], E(1, 2) * x[1], E(2, 2) * x[2]);
+    fp[0] += n0 + (r[1] * l2 - r[2] * l1);
+    fp[1] += n1 + (r[2] * l0 - r[0] * l2);
+    fp[2] += n2 + (r[0] * l1 - r[1] * l0);
+    fp[3] += l0;
+    fp[4] += l1;
+    fp[5] += l2;
+  }
+};
+
 /// The axis A of an axis-aligned prismatic kernel, −1 for the other kinds.
 template <class K>
 inline constexpr int slider_axis = -1;
@@ -234,6 +291,12 @@ PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, 
             body_force(I, ai, vi, data.f[i]);
             return;
           }
+          constexpr bool all = terms == Terms::All;
+          RotatedRnea<aligned_axis<K>>::template forward<all>(X, data.v[p].vector().data(), data.a[p].vector().data(),
+                                                              qd[0], all ? a[j.v_index] : 0.0, vi.vector().data(),
+                                                              ai.vector().data());
+          body_force(I, ai, vi, data.f[i]);
+          return;
         }
         if constexpr (slider_axis<K> >= 0) {
           if (j.tree_rotation_identity) {
@@ -295,6 +358,9 @@ PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, 
                                                           data.f[p].vector().data());
           return;
         }
+        RotatedRnea<aligned_axis<K>>::add_up_transpose(data.Xup[i], data.f[i].vector().data(),
+                                                       data.f[p].vector().data());
+        return;
       }
       if constexpr (slider_axis<K> >= 0) {
         if (j.tree_rotation_identity) {
