@@ -7,6 +7,7 @@
 #include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/energy.hpp"
 #include "plume/algorithms/jacobians.hpp"
+#include "plume/algorithms/kinematics.hpp"
 #include "test_utils.hpp"
 
 using namespace plume;
@@ -205,6 +206,34 @@ TEST(Energy, FreeFloatingMomentumIsConservedUnderInternalTorques) {
       Vec6 gravity_wrench;
       gravity_wrench << c.cross(M * opt.gravity), M * opt.gravity;
       EXPECT_LT((rate - gravity_wrench).norm(), 1e-6 * std::max(1.0, momentum(0).norm())) << "seed " << seed;
+    }
+  }
+}
+
+// unchecked::forward_kinematics_motion from the placements of a pass at q
+// gives forward_kinematics(q, v, a)'s velocities and accelerations bit for
+// bit, after a placements-only pass and after a full pass at the same q.
+TEST(Kinematics, MotionFromPlacementsIsTheFullPassBitForBit) {
+  for (const Model& m : kinematic_models()) {
+    SCOPED_TRACE(m.name());
+    Data full(m), reuse(m);
+    std::mt19937_64 g(7);
+    for (int trial = 0; trial < 3; ++trial) {
+      const VectorX q = random_configuration(m, 10 + static_cast<std::uint64_t>(trial));
+      const VectorX v = random_vector(g, m.nv(), 2.0), a = random_vector(g, m.nv(), 3.0);
+      forward_kinematics(m, full, q, v, a);
+      if (trial == 1) {
+        forward_kinematics(m, reuse, q, a, v);  // a full pass at q with other rates
+      } else {
+        forward_kinematics(m, reuse, q);
+      }
+      unchecked::forward_kinematics_motion(m, reuse, v, a);
+      for (int i = 0; i < m.nbodies(); ++i) {
+        for (int k = 0; k < 6; ++k) {
+          EXPECT_EQ(full.v[i].vector()[k], reuse.v[i].vector()[k]) << "body " << i;
+          EXPECT_EQ(full.a[i].vector()[k], reuse.a[i].vector()[k]) << "body " << i;
+        }
+      }
     }
   }
 }

@@ -47,6 +47,25 @@ PLUME_FLATTEN void forward_kinematics(const Model& model, Data& data, const VecR
   }
 }
 
+PLUME_FLATTEN void forward_kinematics_motion(const Model& model, Data& data, const VecRef& v, const VecRef& a) {
+  data.v[0] = Motion::Zero();
+  data.a[0] = Motion::Zero();
+  for (int i = 1; i < model.nbodies(); ++i) {
+    const Joint& j = model.joint(i);
+    const int p = model.parent(i);
+    detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
+      using K = decltype(jk);
+      const double* S = detail::S_cols(data.S, j);
+      const double* qd = v.data() + j.v_index;
+      data.v[i] = K::up(j, data.Xup[i], data.v[p]) + K::S_mul(S, qd);
+      // (as forward_kinematics(q, v, a))
+      data.a[i] = K::up(j, data.Xup[i], data.a[p]) + K::cross_S(data.v[i], S, qd);
+      K::add_S_mul(S, a.data() + j.v_index, data.a[i]);
+      if constexpr (K::has_bias) data.a[i] += K::bias(S, qd);
+    });
+  }
+}
+
 }  // namespace unchecked
 
 void forward_kinematics(const Model& model, Data& data, const VecRef& q) {

@@ -113,9 +113,14 @@ bool TimeStepping::advance(double until, SimulationResult& result) {
     t_ = (cut_by_time && !shortened) ? t_stop : t_ + h;
     q_ = q1;
     v_ = v1;
-    if (quaternion_error(m, q_) > 1e-12) normalize_configuration(m, q_);
+    // (attempt() left the placements of q1 in data_: its detection at q1)
+    bool placed = true;
+    if (quaternion_error(m, q_) > 1e-12) {
+      normalize_configuration(m, q_);
+      placed = bitwise_equal(q_, q1);
+    }
     const long events_before = stats_.events;
-    bool kinematics = project();
+    bool kinematics = project(placed);
     kinematics = no_energy_gain(q0, v0, h, kinematics);
     // Samples inside the step: towards the corrected state (before any impact at t_).
     kinematics = kinematics && !(rec_ && opt_.output_rate > 0.0 && next_output_ < t_);  // (a sample's solve)

@@ -158,7 +158,7 @@ class TimeStepping final : public SchemeBase {
   // project() and no_energy_gain() return whether data_ holds the forward
   // kinematics (placements, velocities) of (q_, v_) as they leave them;
   // impacts() then needs no kinematics pass of its own.
-  bool project();                                                                        // time_stepping_drift.cpp
+  bool project(bool placed);                                                            // time_stepping_drift.cpp
   bool no_energy_gain(const VectorX& q0, const VectorX& v0, double h, bool kinematics);  // time_stepping_drift.cpp
   const VectorX& applied_tau_at(const VectorX& v) {
     applied_torque(model(), opt_, tau_, v, tau_applied_);

@@ -20,7 +20,9 @@ namespace plume::detail {
 // Moves (q, v) back onto Ψ = 0, ζ = 0 of the active contacts of β (and zero
 // sliding velocity of the sticking ones) in the metric of H, when they have
 // drifted beyond drift_tolerance (the trapezoid keeps them only to O(h³)).
-bool TimeStepping::project() {
+// `placed`: data_ holds the placements of q_ (the step's detection at q₁):
+// the first check computes the velocities only.
+bool TimeStepping::project(bool placed) {
   const Model& m = model();
   proj_act_.clear();
   proj_stick_.clear();
@@ -37,7 +39,11 @@ bool TimeStepping::project() {
   // Positions: δ = −H⁻¹T (TᵀH⁻¹T)⁻¹ Ψ, a few Newton iterations.
   proj_phi_.resize(na);
   for (int iteration = 0; iteration < 3; ++iteration) {
-    unchecked::forward_kinematics(m, data_, q_, v_, zero_);
+    if (iteration == 0 && placed) {
+      unchecked::forward_kinematics_motion(m, data_, v_, zero_);
+    } else {
+      unchecked::forward_kinematics(m, data_, q_, v_, zero_);
+    }
     double worst = 0.0;
     for (int k = 0; k < na; ++k) {
       if (act[k].kind == ContactKind::Shapes) refresh_contact(m, data_, act[k]);

@@ -37,6 +37,12 @@ void forward_kinematics(const Model& model, Data& data, const VecRef& q);
 void forward_kinematics(const Model& model, Data& data, const VecRef& q, const VecRef& v);
 void forward_kinematics(const Model& model, Data& data, const VecRef& q, const VecRef& v,
                         const VecRef& a);
+/// Velocities and accelerations (data.v, data.a) from the placements already
+/// in `data` (data.Xup, data.X0 and the motion subspaces of a placement
+/// pass at the q meant: forward_kinematics(q) or one of its overloads):
+/// the same values as forward_kinematics(q, v, a), without recomputing the
+/// placements.
+void forward_kinematics_motion(const Model& model, Data& data, const VecRef& v, const VecRef& a);
 }  // namespace unchecked
 
 }  // namespace plume
