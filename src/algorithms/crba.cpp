@@ -131,34 +131,114 @@ PLUME_INLINE void add_plane_transformed(const RigidInertia& Y, const Transform& 
   hp[i2] += hA2;
 }
 
-/// Ic_λ += Xᵀ Ic X for any transform X = (E, r): the same formula as
-/// add_plane_transformed with a full rotation (Eᵀ Ī E as Eᵀ (Ī E), one
-/// triangle), on scalars.
-PLUME_INLINE void add_transformed(const RigidInertia& Y, const Transform& X, RigidInertia& P) {
-  const Mat3& E = X.E();
-  const Mat3& I = Y.Ibar();
-  const Vec3& h = Y.h();
-  const Vec3& r = X.r();
-  const double m = Y.mass();
-  double T[3][3];  // T[c][k] = (Ī E)(k, c)
-  for (int c = 0; c < 3; ++c) {
-    for (int k = 0; k < 3; ++k) T[c][k] = (I(k, 0) * E(0, c) + I(k, 1) * E(1, c)) + I(k, 2) * E(2, c);
+/// Xup's rotation E as add_transformed and force_up read it: col<c>(x) =
+/// Σ_r E(r, c) x_r = (Eᵀ x)_c, summed left to right.
+struct FullRotation {
+  const Mat3& E;
+  template <int c>
+  PLUME_INLINE double col(double x0, double x1, double x2) const {
+    return (E(0, c) * x0 + E(1, c) * x1) + E(2, c) * x2;
   }
-  double hr[3], hA[3];
-  for (int c = 0; c < 3; ++c) {
-    hr[c] = (E(0, c) * h[0] + E(1, c) * h[1]) + E(2, c) * h[2];
-    hA[c] = hr[c] + m * r[c];
-  }
-  const double diag = ((r[0] * hr[0] + r[1] * hr[1]) + r[2] * hr[2]) + ((r[0] * hA[0] + r[1] * hA[1]) + r[2] * hA[2]);
-  Mat3& Ip = P.Ibar();
-  for (int b = 0; b < 3; ++b) {
-    for (int a = 0; a <= b; ++a) {
-      const double R = (E(0, a) * T[b][0] + E(1, a) * T[b][1]) + E(2, a) * T[b][2];
-      const double x = (R - (hr[a] * r[b] + r[a] * hA[b])) + (a == b ? diag : 0.0);
-      Ip(a, b) += x;
-      if (a != b) Ip(b, a) += x;
+};
+
+/// The rotation of an axis-aligned revolute joint about A whose tree rotation
+/// is a signed permutation (Joint::tree_rotation_permutation): row A's one
+/// nonzero entry is in column Pa, rows i1 and i2 have theirs in columns Pb1
+/// and Pb2 (compile-time, so that the products and sums stay in registers).
+/// col<c> sums only column c's nonzero entries; the terms the full sum adds
+/// besides are exact zeros, so the bits are the same (but for the sign of a
+/// zero).
+template <int A, int Pa, int Pb1, int Pb2>
+struct PermutedRotation {
+  static constexpr int i1 = (A + 1) % 3;
+  static constexpr int i2 = (A + 2) % 3;
+  double eA, e11, e12, e21, e22;  // E(A, Pa), E(i1, Pb1), E(i1, Pb2), E(i2, Pb1), E(i2, Pb2)
+  explicit PLUME_INLINE PermutedRotation(const Mat3& E)
+      : eA(E(A, Pa)), e11(E(i1, Pb1)), e12(E(i1, Pb2)), e21(E(i2, Pb1)), e22(E(i2, Pb2)) {}
+  template <int c>
+  PLUME_INLINE double col(double x0, double x1, double x2) const {
+    const double x[3] = {x0, x1, x2};
+    if constexpr (c == Pa) {
+      return eA * x[A];
+    } else if constexpr (c == Pb1) {
+      return e11 * x[i1] + e21 * x[i2];
+    } else {
+      return e12 * x[i1] + e22 * x[i2];
     }
   }
+};
+
+/// f(R) with R the rotation policy of joint j's Xup rotation E: a
+/// PermutedRotation for an axis-aligned revolute joint with a permuted tree
+/// rotation, FullRotation otherwise.
+template <class Fn>
+PLUME_INLINE void with_rotation(const Joint& j, const Mat3& E, Fn&& fn) {
+  if (j.tree_rotation_permutation) {
+    const int perm = 3 * j.tree_cols[0] + j.tree_cols[1];  // (0,1,2) 1, (0,2,1) 2, (1,0,2) 3, (1,2,0) 5, (2,0,1) 6, (2,1,0) 7
+    auto axis = [&](auto a) PLUME_LAMBDA_INLINE {
+      constexpr int A = decltype(a)::value;
+      switch (perm) {
+        case 1: fn(PermutedRotation<A, 0, 1, 2>(E)); return;
+        case 2: fn(PermutedRotation<A, 0, 2, 1>(E)); return;
+        case 3: fn(PermutedRotation<A, 1, 0, 2>(E)); return;
+        case 5: fn(PermutedRotation<A, 1, 2, 0>(E)); return;
+        case 6: fn(PermutedRotation<A, 2, 0, 1>(E)); return;
+        default: fn(PermutedRotation<A, 2, 1, 0>(E)); return;
+      }
+    };
+    switch (j.kind) {
+      case JointKind::RevoluteX: axis(std::integral_constant<int, 0>()); return;
+      case JointKind::RevoluteY: axis(std::integral_constant<int, 1>()); return;
+      case JointKind::RevoluteZ: axis(std::integral_constant<int, 2>()); return;
+      default: break;
+    }
+  }
+  fn(FullRotation{E});
+}
+
+/// Ic_λ += Xᵀ Ic X for any transform X = (E, r): the same formula as
+/// add_plane_transformed with a full rotation (Eᵀ Ī E as Eᵀ (Ī E), one
+/// triangle), on scalars; R reads E (FullRotation, PermutedRotation).
+template <class Rot>
+PLUME_INLINE void add_transformed(const RigidInertia& Y, const Rot& R, const Vec3& r, RigidInertia& P) {
+  const Mat3& I = Y.Ibar();
+  const Vec3& h = Y.h();
+  const double m = Y.mass();
+  // T[c][k] = (Ī E)(k, c)
+  const double T[3][3] = {{R.template col<0>(I(0, 0), I(0, 1), I(0, 2)), R.template col<0>(I(1, 0), I(1, 1), I(1, 2)),
+                           R.template col<0>(I(2, 0), I(2, 1), I(2, 2))},
+                          {R.template col<1>(I(0, 0), I(0, 1), I(0, 2)), R.template col<1>(I(1, 0), I(1, 1), I(1, 2)),
+                           R.template col<1>(I(2, 0), I(2, 1), I(2, 2))},
+                          {R.template col<2>(I(0, 0), I(0, 1), I(0, 2)), R.template col<2>(I(1, 0), I(1, 1), I(1, 2)),
+                           R.template col<2>(I(2, 0), I(2, 1), I(2, 2))}};
+  const double hr[3] = {R.template col<0>(h[0], h[1], h[2]), R.template col<1>(h[0], h[1], h[2]),
+                        R.template col<2>(h[0], h[1], h[2])};
+  double hA[3];
+  for (int c = 0; c < 3; ++c) hA[c] = hr[c] + m * r[c];
+  const double diag = ((r[0] * hr[0] + r[1] * hr[1]) + r[2] * hr[2]) + ((r[0] * hA[0] + r[1] * hA[1]) + r[2] * hA[2]);
+  // R(a, b) = (Eᵀ Ī E)(a, b) = Σ_k E(k, a) T[b][k], upper triangle.
+  const double R00 = R.template col<0>(T[0][0], T[0][1], T[0][2]);
+  const double R01 = R.template col<0>(T[1][0], T[1][1], T[1][2]);
+  const double R11 = R.template col<1>(T[1][0], T[1][1], T[1][2]);
+  const double R02 = R.template col<0>(T[2][0], T[2][1], T[2][2]);
+  const double R12 = R.template col<1>(T[2][0], T[2][1], T[2][2]);
+  const double R22 = R.template col<2>(T[2][0], T[2][1], T[2][2]);
+  Mat3& Ip = P.Ibar();
+  const double x00 = (R00 - (hr[0] * r[0] + r[0] * hA[0])) + diag;
+  const double x01 = (R01 - (hr[0] * r[1] + r[0] * hA[1])) + 0.0;
+  const double x11 = (R11 - (hr[1] * r[1] + r[1] * hA[1])) + diag;
+  const double x02 = (R02 - (hr[0] * r[2] + r[0] * hA[2])) + 0.0;
+  const double x12 = (R12 - (hr[1] * r[2] + r[1] * hA[2])) + 0.0;
+  const double x22 = (R22 - (hr[2] * r[2] + r[2] * hA[2])) + diag;
+  Ip(0, 0) += x00;
+  Ip(0, 1) += x01;
+  Ip(1, 0) += x01;
+  Ip(1, 1) += x11;
+  Ip(0, 2) += x02;
+  Ip(2, 0) += x02;
+  Ip(1, 2) += x12;
+  Ip(2, 1) += x12;
+  Ip(2, 2) += x22;
   P.mass() += m;
   Vec3& hp = P.h();
   for (int k = 0; k < 3; ++k) hp[k] += hA[k];
@@ -240,20 +320,22 @@ PLUME_INLINE void force_up(const Joint& j, const Transform& Xup, double* f) {
       default: break;
     }
   }
-  // [Eᵀ n + r × Eᵀ l; Eᵀ l] with a full rotation.
-  const Mat3& E = Xup.E();
+  // [Eᵀ n + r × Eᵀ l; Eᵀ l] with a full or permuted rotation.
   const Vec3& r = Xup.r();
-  double n[3], l[3];
-  for (int c = 0; c < 3; ++c) {
-    n[c] = (E(0, c) * f[0] + E(1, c) * f[1]) + E(2, c) * f[2];
-    l[c] = (E(0, c) * f[3] + E(1, c) * f[4]) + E(2, c) * f[5];
-  }
-  f[0] = n[0] + (r[1] * l[2] - r[2] * l[1]);
-  f[1] = n[1] + (r[2] * l[0] - r[0] * l[2]);
-  f[2] = n[2] + (r[0] * l[1] - r[1] * l[0]);
-  f[3] = l[0];
-  f[4] = l[1];
-  f[5] = l[2];
+  with_rotation(j, Xup.E(), [&](const auto& R) PLUME_LAMBDA_INLINE {
+    const double n0 = R.template col<0>(f[0], f[1], f[2]);
+    const double n1 = R.template col<1>(f[0], f[1], f[2]);
+    const double n2 = R.template col<2>(f[0], f[1], f[2]);
+    const double l0 = R.template col<0>(f[3], f[4], f[5]);
+    const double l1 = R.template col<1>(f[3], f[4], f[5]);
+    const double l2 = R.template col<2>(f[3], f[4], f[5]);
+    f[0] = n0 + (r[1] * l2 - r[2] * l1);
+    f[1] = n1 + (r[2] * l0 - r[0] * l2);
+    f[2] = n2 + (r[0] * l1 - r[1] * l0);
+    f[3] = l0;
+    f[4] = l1;
+    f[5] = l2;
+  });
 }
 
 /// H(l, k) = H(k, l) = S_lᵀ f for every dof l of joint j (S in body coordinates).
@@ -462,7 +544,8 @@ PLUME_FLATTEN const MatrixX& crba(const Model& model, Data& data, const VecRef& 
           default: add_plane_transformed<2>(Y, Xup[i], data.Ic[p]); break;
         }
       } else {
-        add_transformed(Y, Xup[i], data.Ic[p]);
+        const Transform& X = Xup[i];
+        with_rotation(j, X.E(), [&](const auto& R) PLUME_LAMBDA_INLINE { add_transformed(Y, R, X.r(), data.Ic[p]); });
       }
     }
   }
