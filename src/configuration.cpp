@@ -170,10 +170,17 @@ VectorX random_configuration(const Model& model, std::uint64_t seed) {
 }
 
 VectorX integrate(const Model& model, const VectorX& q, const VectorX& v, double dt) {
+  VectorX out;
+  integrate(model, q, v, dt, out);
+  return out;
+}
+
+void integrate(const Model& model, const VectorX& q, const VectorX& v, double dt, VectorX& out) {
   check_same_model_size(model, q, "q");
   check_vector(v, model.nv(), "v");
   if (!std::isfinite(dt)) throw ArgumentError("dt must be finite");
-  VectorX out = q;
+  if (&v == &out) throw ArgumentError("integrate: out must not be v");
+  if (&out != &q) out = q;
   for (int i = 1; i < model.nbodies(); ++i) {
     const Joint& j = model.joint(i);
     const int iq = j.q_index, iv = j.v_index;
@@ -188,7 +195,6 @@ VectorX integrate(const Model& model, const VectorX& q, const VectorX& v, double
       out.segment(iq, j.nq) += dt * v.segment(iv, j.nv);
     }
   }
-  return out;
 }
 
 VectorX difference(const Model& model, const VectorX& q0, const VectorX& q1) {

@@ -171,6 +171,26 @@ TEST(Configuration, DifferenceInvertsIntegrate) {
   }
 }
 
+// integrate(…, out): the values of the returning form, into a vector of
+// any size, into q itself; refused into v.
+TEST(Configuration, IntegrateIntoOutputIsTheReturningForm) {
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    const Model m = random_tree(seed, 10);
+    std::mt19937_64 g(seed);
+    const VectorX q = random_configuration(m, seed);
+    VectorX v = test::random_vector(g, m.nv(), 2.0);
+    const VectorX want = integrate(m, q, v, 0.3);  // (v: non-const for the refused call below)
+    VectorX out(3), in_place = q;
+    integrate(m, q, v, 0.3, out);
+    integrate(m, in_place, v, 0.3, in_place);
+    for (int k = 0; k < m.nq(); ++k) {
+      EXPECT_EQ(out(k), want(k)) << "seed " << seed;
+      EXPECT_EQ(in_place(k), want(k)) << "seed " << seed;
+    }
+    EXPECT_THROW(integrate(m, q, v, 0.3, v), ArgumentError);
+  }
+}
+
 TEST(Configuration, DerivativeMatchesFiniteDifferenceOfIntegrate) {
   const Model m = random_tree(5, 12);
   std::mt19937_64 g(5);

@@ -21,6 +21,9 @@ VectorX random_configuration(const Model& model, std::uint64_t seed);
 /// free-flyer, constant body twist: the SE(3) exponential).
 /// @throws ArgumentError on wrong sizes.
 VectorX integrate(const Model& model, const VectorX& q, const VectorX& v, double dt);
+/// The same into `out` (resized to nq; no allocation once it has that size).
+/// `out` may be q but not v.
+void integrate(const Model& model, const VectorX& q, const VectorX& v, double dt, VectorX& out);
 
 /// q1 ⊖ q0: the velocity that integrate() needs to reach q1 from q0 in unit
 /// time (the SE(3) logarithm for a free-flyer), so that

@@ -109,7 +109,10 @@ bool TimeStepping::advance(double until, SimulationResult& result) {
     ++stats_.steps;
     score(shortened ? -1 : (cut_by_time ? 0 : +1));
     const double t0 = t_;
-    const VectorX q0 = q_, v0 = v_;
+    q0_ = q_;
+    v0_ = v_;
+    const VectorX& q0 = q0_;
+    const VectorX& v0 = v0_;
     t_ = (cut_by_time && !shortened) ? t_stop : t_ + h;
     q_ = q1;
     v_ = v1;
@@ -147,7 +150,8 @@ TimeStepping::Outcome TimeStepping::attempt(double h, bool stick_landing, Vector
   const Model& m = model();
   // 1. predict with the current forces
   vp_ = v_ + h * a_;
-  qp_ = integrate(m, q_, v_ + 0.5 * h * a_, h);
+  vbar_ = v_ + 0.5 * h * a_;
+  integrate(m, q_, vbar_, h, qp_);
   // A slide the prediction reverses stops inside the step: land on the
   // stick (the secant root of the sliding speed, exact for Coulomb's
   // constant deceleration). Left to the corrector, the friction force,
@@ -163,7 +167,8 @@ TimeStepping::Outcome TimeStepping::attempt(double h, bool stick_landing, Vector
   }
   // 3. correct (implicit trapezoid with the predicted forces)
   v1 = v_ + 0.5 * h * (a_ + ap_);
-  q1 = integrate(m, q_, 0.5 * (v_ + v1), h);
+  vbar_ = 0.5 * (v_ + v1);
+  integrate(m, q_, vbar_, h, q1);
   // 4. penetration of a contact outside β, reversal of a sliding one
   detect(q1, touch_margin(opt_), found_);
   // (A contact that left β while it was in it by a little more than the

@@ -170,6 +170,7 @@ class TimeStepping final : public SchemeBase {
 
   ContactSolver solver_;
   VectorX a_, qp_, vp_, ap_, mu_, slip_;
+  VectorX vbar_, q0_, v0_;  // attempt(): the mean velocity of a step; advance(): the step's start
   std::vector<Tracked> beta_;
   std::vector<double> slide_speed0_;
   std::vector<Contact> current_view_, contacts_, found_, touching_, rest_;
@@ -190,7 +191,7 @@ class TimeStepping final : public SchemeBase {
   // count), each contact's support chain (nv slots per contact), dof marks
   std::vector<int> fast_group_, fast_group_contact_, fast_chain_, fast_chain_size_;
   std::vector<int> fast_mark_, fast_count_;
-  VectorX fast_a0_, fast_Tdv_, fast_Ddv_, fast_b_, fast_lambda_, fast_Dinv_, fast_x_;
+  VectorX fast_a0_, fast_Tdv_, fast_Ddv_, fast_b_, fast_lambda_, fast_Dinv_, fast_x_, fast_Ka0_, fast_Tddq_;
 
   // project(): workspace
   std::vector<Contact> proj_act_;

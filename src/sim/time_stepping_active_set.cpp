@@ -429,7 +429,8 @@ bool TimeStepping::active_set_accelerations(const VectorX& v, VectorX& a, bool p
   // A λ = −(Kᵀ a0 + K̇ᵀq̇) with A = Kᵀ H⁻¹ G = (L⁻ᵀK)ᵀ D⁻¹ (L⁻ᵀG), as the
   // event-driven scheme's constrained dynamics: rank-one updates over the
   // dofs, each touching only the rows of the contacts on its bodies.
-  fast_b_ = -(fast_K_.transpose() * fast_a0_ + fast_b_);
+  fast_Ka0_.noalias() = fast_K_.transpose() * fast_a0_;  // (as the product's temporary in −(Kᵀa0 + b))
+  fast_b_ = -(fast_Ka0_ + fast_b_);
   // Minimum-norm forces first; when only cones are violated, the friction
   // is redistributed in proportion to the normal forces (W⁻¹ of a
   // sticking contact's tangential rows ∝ its normal force: the forces of
@@ -442,7 +443,8 @@ bool TimeStepping::active_set_accelerations(const VectorX& v, VectorX& a, bool p
     bool outside_cone = false;
     ContactSolution& s = fast_;
     s.ddq = fast_a0_ + fast_x_;
-    s.zeta_dot = fast_T_.transpose() * s.ddq + fast_Tdv_;
+    fast_Tddq_.noalias() = fast_T_.transpose() * s.ddq;
+    s.zeta_dot = fast_Tddq_ + fast_Tdv_;
     s.lambda.setZero(nc);
     s.friction.setZero(2, nc);
     s.mode.assign(static_cast<std::size_t>(nc), ContactMode::Sticking);
