@@ -49,15 +49,20 @@ bool TimeStepping::accelerations(const VectorX& q, const VectorX& v, VectorX& a,
   mu_.resize(static_cast<Eigen::Index>(beta_.size()));
   bool friction = false;
   for (std::size_t k = 0; k < beta_.size(); ++k) {
-    Contact c = beta_[k].contact;
-    if (c.kind == ContactKind::Shapes) refresh_contact(m, data_, c);
-    contacts_.push_back(c);
+    contacts_.push_back(beta_[k].contact);
     mu_(static_cast<Eigen::Index>(k)) = beta_[k].mu;
     friction |= beta_[k].mu > 0.0;
   }
+  // The active-set solve reads the contacts' body-frame features only
+  // (contact_jacobians); the LCP gets them refreshed at q (the placements
+  // stay those of the pass above: the solve's bias pass writes velocities
+  // and forces only).
   if (active_set_accelerations(v, a, predicted)) {
     last_ = &fast_;
     return true;
+  }
+  for (Contact& c : contacts_) {
+    if (c.kind == ContactKind::Shapes) refresh_contact(m, data_, c);
   }
   ContactSolveOptions so;
   so.friction = friction ? FrictionModel::PolyhedralCone : FrictionModel::None;
