@@ -144,6 +144,7 @@ class TimeStepping final : public SchemeBase {
   Forces fast_forces(bool symmetric);
   bool symmetric_forces();
   void add_A_blocks(int ng, int rows, const double* W);
+  void support_chains(int ng, int rows, const double* W);
 
   // ---- step 4: detection, landing, a slide's stop (time_stepping_landing.cpp) -----------------
   // `placements`: leave q's placements in data_ (false: the caller runs its own kinematics next).
@@ -190,7 +191,9 @@ class TimeStepping final : public SchemeBase {
   // symmetric_forces(): the first row of each active contact (and the row
   // count), each contact's support chain (nv slots per contact), dof marks
   std::vector<int> fast_group_, fast_group_contact_, fast_chain_, fast_chain_size_;
-  std::vector<int> fast_mark_, fast_count_;
+  std::vector<int> fast_mark_, fast_count_, fast_sig_;  // (support_chains(): the contacts it last saw)
+  int fast_shared_ = 0;
+  bool fast_split_ = false;
   VectorX fast_a0_, fast_Tdv_, fast_Ddv_, fast_b_, fast_lambda_, fast_Dinv_, fast_x_, fast_Ka0_, fast_Tddq_;
 
   // project(): workspace

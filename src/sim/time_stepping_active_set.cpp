@@ -233,28 +233,24 @@ PLUME_SCALAR_LOOPS bool cholesky_in_order(double* A, int n) {
 
 }  // namespace
 
-// The symmetric rows solve (G = K), contact by contact: W = (L⁻ᵀK)ᵀ
-// (fast_Kt_, rows × nv) by each contact's rows on its support chain
-// (the dofs where its K columns are nonzero and their ancestors), the lower
-// triangle of A = W D⁻¹ Wᵀ by pairs of contacts over the dofs they share,
-// the regularised Cholesky factorisation of A and its solves, q̈ − a0 =
-// L⁻¹ D⁻¹ W ᵀλ. Every entry takes the products and sums of the dof-by-dof
-// rank-one updates and right-looking banded Cholesky it replaces, in their
-// order (only exact zeros are skipped): the same bits. False when a pivot
-// is not positive (rounding on dependent rows: the LCP decides).
-bool TimeStepping::symmetric_forces() {
+// Each contact's support chain, descending (fast_chain_, nv slots per
+// contact): its bodies' joints' dofs and their ancestors (a joint limit:
+// the dofs where its row of W is nonzero and their ancestors); the dofs
+// every chain holds (fast_shared_: the dofs 0 … fast_shared_ − 1) when they
+// lie below every other chain dof (fast_split_). Kept while the contacts
+// (their rows and bodies) stay those of the last call.
+void TimeStepping::support_chains(int ng, int rows, const double* W) {
   const Model& m = model();
   const int nv = m.nv();
-  const int rows = static_cast<int>(fast_K_.cols());
-  const int ng = static_cast<int>(fast_group_.size()) - 1;
-  fast_Kt_.resize(rows, nv);
-  double* W = fast_Kt_.data();
-  for (int r = 0; r < rows; ++r) {
-    const double* k = fast_K_.col(r).data();
-    for (int d = 0; d < nv; ++d) W[d * rows + r] = k[d];
+  bool same = static_cast<int>(fast_sig_.size()) == 3 * ng;
+  for (int g = 0; g < ng && same; ++g) {
+    const Contact& c = contacts_[static_cast<std::size_t>(fast_group_contact_[static_cast<std::size_t>(g)])];
+    const int n = fast_group_[static_cast<std::size_t>(g) + 1] - fast_group_[static_cast<std::size_t>(g)];
+    const std::size_t k = 3 * static_cast<std::size_t>(g);
+    same = c.kind == ContactKind::Shapes && fast_sig_[k] == n && fast_sig_[k + 1] == c.body_a && fast_sig_[k + 2] == c.body_b;
   }
-  fast_Dinv_.resize(nv);
-  for (int d = 0; d < nv; ++d) fast_Dinv_(d) = 1.0 / data_.LD(d, d);
+  if (same) return;
+  fast_sig_.clear();
   // Each contact's support chain, descending (fast_chain_, nv slots per
   // contact): its bodies' joints' dofs and their ancestors (a joint
   // limit: the dofs where its row of K is nonzero and their ancestors).
@@ -308,6 +304,56 @@ bool TimeStepping::symmetric_forces() {
     const int own = fast_chain_size_[static_cast<std::size_t>(g)] - shared;
     split = own == 0 || fast_chain_[static_cast<std::size_t>(g) * static_cast<std::size_t>(nv) + static_cast<std::size_t>(own) - 1] > shared_max;
   }
+  fast_shared_ = split ? shared : 0;
+  fast_split_ = split;
+  bool shapes = true;
+  for (int g = 0; g < ng; ++g) {
+    const Contact& c = contacts_[static_cast<std::size_t>(fast_group_contact_[static_cast<std::size_t>(g)])];
+    shapes &= c.kind == ContactKind::Shapes;
+    fast_sig_.push_back(fast_group_[static_cast<std::size_t>(g) + 1] - fast_group_[static_cast<std::size_t>(g)]);
+    fast_sig_.push_back(c.body_a);
+    fast_sig_.push_back(c.body_b);
+  }
+  if (!shapes) fast_sig_.clear();  // (a joint limit's chain is read from W: not kept)
+}
+
+// The symmetric rows solve (G = K), contact by contact: W = (L⁻ᵀK)ᵀ
+// (fast_Kt_, rows × nv) by each contact's rows on its support chain
+// (the dofs where its K columns are nonzero and their ancestors), the lower
+// triangle of A = W D⁻¹ Wᵀ by pairs of contacts over the dofs they share,
+// the regularised Cholesky factorisation of A and its solves, q̈ − a0 =
+// L⁻¹ D⁻¹ W ᵀλ. Every entry takes the products and sums of the dof-by-dof
+// rank-one updates and right-looking banded Cholesky it replaces, in their
+// order (only exact zeros are skipped): the same bits. False when a pivot
+// is not positive (rounding on dependent rows: the LCP decides).
+bool TimeStepping::symmetric_forces() {
+  const Model& m = model();
+  const int nv = m.nv();
+  const int rows = static_cast<int>(fast_K_.cols());
+  const int ng = static_cast<int>(fast_group_.size()) - 1;
+  fast_Kt_.resize(rows, nv);
+  double* W = fast_Kt_.data();
+  for (int r = 0; r < rows;) {  // (a contact's three rows together)
+    if (r + 3 <= rows) {
+      const double *k0 = fast_K_.col(r).data(), *k1 = fast_K_.col(r + 1).data(), *k2 = fast_K_.col(r + 2).data();
+      for (int d = 0; d < nv; ++d) {
+        double* w = W + d * rows + r;
+        w[0] = k0[d];
+        w[1] = k1[d];
+        w[2] = k2[d];
+      }
+      r += 3;
+    } else {
+      const double* k = fast_K_.col(r).data();
+      for (int d = 0; d < nv; ++d) W[d * rows + r] = k[d];
+      ++r;
+    }
+  }
+  fast_Dinv_.resize(nv);
+  for (int d = 0; d < nv; ++d) fast_Dinv_(d) = 1.0 / data_.LD(d, d);
+  support_chains(ng, rows, W);
+  const int shared = fast_shared_, shared_max = shared - 1;
+  const bool split = fast_split_;
   for (int g = 0; g < ng; ++g) {
     const int r0 = fast_group_[static_cast<std::size_t>(g)], n = fast_group_[static_cast<std::size_t>(g) + 1] - r0;
     const int* chain = fast_chain_.data() + static_cast<std::size_t>(g) * static_cast<std::size_t>(nv);
