@@ -106,22 +106,47 @@ struct AlignedRnea {
 
 // An axis-aligned revolute joint whose tree rotation is a signed permutation
 // (arm URDFs' ±90° offsets): AlignedRnea with Xup's rotation applied through
-// its five nonzero entries (detail::SparseRotation).
-template <int A>
+// its five nonzero entries (detail::SparseRotation's products and sums), the
+// columns Pa, Pb1, Pb2 of rows A, i1, i2's entries (Joint::tree_cols)
+// template parameters, so that the permuted components stay in registers.
+template <int A, int Pa, int Pb1, int Pb2>
 struct PermutedRnea {
   static constexpr int i1 = (A + 1) % 3;
   static constexpr int i2 = (A + 2) % 3;
+  struct Rot {
+    double eA, e11, e12, e21, e22;  // E(A, Pa), E(i1, Pb1), E(i1, Pb2), E(i2, Pb1), E(i2, Pb2)
+    explicit PLUME_INLINE Rot(const Mat3& E)
+        : eA(E(A, Pa)), e11(E(i1, Pb1)), e12(E(i1, Pb2)), e21(E(i2, Pb1)), e22(E(i2, Pb2)) {}
+    // y = E x.
+    PLUME_INLINE void apply(double x0, double x1, double x2, double* y) const {
+      const double x[3] = {x0, x1, x2};
+      y[A] = eA * x[Pa];
+      y[i1] = e11 * x[Pb1] + e12 * x[Pb2];
+      y[i2] = e21 * x[Pb1] + e22 * x[Pb2];
+    }
+    // x = Eᵀ y.
+    PLUME_INLINE void apply_transpose(const double* y, double& x0, double& x1, double& x2) const {
+      double x[3];
+      x[Pa] = eA * y[A];
+      x[Pb1] = e11 * y[i1] + e21 * y[i2];
+      x[Pb2] = e12 * y[i1] + e22 * y[i2];
+      x0 = x[0];
+      x1 = x[1];
+      x2 = x[2];
+    }
+  };
   // y = Xup x = [E ω; E (v − r × ω)].
-  static PLUME_INLINE void up(const detail::SparseRotation<A>& R, const Vec3& r, const double* x, double* y) {
-    const double u[3] = {x[3] - (r[1] * x[2] - r[2] * x[1]), x[4] - (r[2] * x[0] - r[0] * x[2]),
-                         x[5] - (r[0] * x[1] - r[1] * x[0])};
-    R.apply(x, y);
-    R.apply(u, y + 3);
+  static PLUME_INLINE void up(const Rot& R, const Vec3& r, const double* x, double* y) {
+    const double u0 = x[3] - (r[1] * x[2] - r[2] * x[1]);
+    const double u1 = x[4] - (r[2] * x[0] - r[0] * x[2]);
+    const double u2 = x[5] - (r[0] * x[1] - r[1] * x[0]);
+    R.apply(x[0], x[1], x[2], y);
+    R.apply(u0, u1, u2, y + 3);
   }
   template <bool with_acceleration>
-  static PLUME_INLINE void forward(const Joint& j, const Transform& X, const double* vp, const double* ap, double qd,
-                                   double qdd, double* vi, double* ai) {
-    const detail::SparseRotation<A> R(j, X.E());
+  static PLUME_INLINE void forward(const Transform& X, const double* vp, const double* ap, double qd, double qdd,
+                                   double* vi, double* ai) {
+    const Rot R(X.E());
     double y[6];
     up(R, X.r(), vp, y);
     for (int k = 0; k < 6; ++k) vi[k] = y[k] + (k == A ? qd : 0.0);
@@ -135,20 +160,33 @@ struct PermutedRnea {
     if constexpr (with_acceleration) ai[A] += qdd;
   }
   // fp += Xupᵀ f = [Eᵀ n + r × Eᵀ l; Eᵀ l].
-  static PLUME_INLINE void add_up_transpose(const Joint& j, const Transform& X, const double* x, double* fp) {
-    const detail::SparseRotation<A> R(j, X.E());
+  static PLUME_INLINE void add_up_transpose(const Transform& X, const double* x, double* fp) {
+    const Rot R(X.E());
     const Vec3& r = X.r();
-    double n[3], l[3];
-    R.apply_transpose(x, n);
-    R.apply_transpose(x + 3, l);
-    fp[0] += n[0] + (r[1] * l[2] - r[2] * l[1]);
-    fp[1] += n[1] + (r[2] * l[0] - r[0] * l[2]);
-    fp[2] += n[2] + (r[0] * l[1] - r[1] * l[0]);
-    fp[3] += l[0];
-    fp[4] += l[1];
-    fp[5] += l[2];
+    double n0, n1, n2, l0, l1, l2;
+    R.apply_transpose(x, n0, n1, n2);
+    R.apply_transpose(x + 3, l0, l1, l2);
+    fp[0] += n0 + (r[1] * l2 - r[2] * l1);
+    fp[1] += n1 + (r[2] * l0 - r[0] * l2);
+    fp[2] += n2 + (r[0] * l1 - r[1] * l0);
+    fp[3] += l0;
+    fp[4] += l1;
+    fp[5] += l2;
   }
 };
+
+/// fn(PermutedRnea<A, Pa, Pb1, Pb2>()) for joint j's tree columns.
+template <int A, class Fn>
+PLUME_INLINE void with_permuted(const Joint& j, Fn&& fn) {
+  switch (3 * j.tree_cols[0] + j.tree_cols[1]) {
+    case 1: fn(PermutedRnea<A, 0, 1, 2>()); return;
+    case 2: fn(PermutedRnea<A, 0, 2, 1>()); return;
+    case 3: fn(PermutedRnea<A, 1, 0, 2>()); return;
+    case 5: fn(PermutedRnea<A, 1, 2, 0>()); return;
+    case 6: fn(PermutedRnea<A, 2, 0, 1>()); return;
+    default: fn(PermutedRnea<A, 2, 1, 0>()); return;
+  }
+}
 
 // An axis-aligned revolute joint whose tree rotation is neither the identity
 // nor a signed permutation (URDF origins such as rpy="0 1.570796325 0" or
@@ -285,9 +323,10 @@ PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, 
           }
           if (j.tree_rotation_permutation) {
             constexpr bool all = terms == Terms::All;
-            PermutedRnea<aligned_axis<K>>::template forward<all>(
-                j, X, data.v[p].vector().data(), data.a[p].vector().data(), qd[0], all ? a[j.v_index] : 0.0,
-                vi.vector().data(), ai.vector().data());
+            with_permuted<aligned_axis<K>>(j, [&](auto pr) PLUME_LAMBDA_INLINE {
+              decltype(pr)::template forward<all>(X, data.v[p].vector().data(), data.a[p].vector().data(), qd[0],
+                                                  all ? a[j.v_index] : 0.0, vi.vector().data(), ai.vector().data());
+            });
             body_force(I, ai, vi, data.f[i]);
             return;
           }
@@ -354,8 +393,9 @@ PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, 
           return;
         }
         if (j.tree_rotation_permutation) {
-          PermutedRnea<aligned_axis<K>>::add_up_transpose(j, data.Xup[i], data.f[i].vector().data(),
-                                                          data.f[p].vector().data());
+          with_permuted<aligned_axis<K>>(j, [&](auto pr) PLUME_LAMBDA_INLINE {
+            decltype(pr)::add_up_transpose(data.Xup[i], data.f[i].vector().data(), data.f[p].vector().data());
+          });
           return;
         }
         RotatedRnea<aligned_axis<K>>::add_up_transpose(data.Xup[i], data.f[i].vector().data(),
