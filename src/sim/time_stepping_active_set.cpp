@@ -217,10 +217,18 @@ PLUME_SCALAR_LOOPS bool cholesky_in_order(double* A, int n) {
       const double l0 = c0[j], l1 = c1[j], l2 = c2[j], l3 = c3[j];
       for (int i = j; i < n; ++i) cj[i] = (((cj[i] - l0 * c0[i]) - l1 * c1[i]) - l2 * c2[i]) - l3 * c3[i];
     }
-    for (; k < j; ++k) {
-      const double* ck = A + k * n;
-      const double l = ck[j];
-      for (int i = j; i < n; ++i) cj[i] -= l * ck[i];
+    if (j - k == 3) {
+      const double *c0 = A + k * n, *c1 = c0 + n, *c2 = c1 + n;
+      const double l0 = c0[j], l1 = c1[j], l2 = c2[j];
+      for (int i = j; i < n; ++i) cj[i] = ((cj[i] - l0 * c0[i]) - l1 * c1[i]) - l2 * c2[i];
+    } else if (j - k == 2) {
+      const double *c0 = A + k * n, *c1 = c0 + n;
+      const double l0 = c0[j], l1 = c1[j];
+      for (int i = j; i < n; ++i) cj[i] = (cj[i] - l0 * c0[i]) - l1 * c1[i];
+    } else if (j - k == 1) {
+      const double* c0 = A + k * n;
+      const double l0 = c0[j];
+      for (int i = j; i < n; ++i) cj[i] -= l0 * c0[i];
     }
     const double pivot = cj[j];
     if (!(pivot > 0.0 * diagonal) || !(pivot > 0.0)) return false;
