@@ -589,6 +589,12 @@ Model ModelBuilder::build() const {
   for (int k = 0; k < nv; ++k) {
     m.dof_run_start_[k] = (k > 0 && m.dof_parent_[k] == k - 1) ? m.dof_run_start_[k - 1] : k;
   }
+  m.dof_subtree_end_.resize(nv);
+  for (int k = 0; k < nv; ++k) m.dof_subtree_end_[k] = k;
+  for (int k = nv - 1; k >= 0; --k) {
+    const int p = m.dof_parent_[k];
+    if (p >= 0) m.dof_subtree_end_[p] = std::max(m.dof_subtree_end_[p], m.dof_subtree_end_[k]);
+  }
 
   for (int i = 1; i < nb; ++i) {
     if (m.joints_[i].type == JointType::FreeFlyer) m.quaternion_q_.push_back(m.joints_[i].q_index + 3);

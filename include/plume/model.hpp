@@ -85,6 +85,10 @@ class Model {
   /// contiguous runs: [dof_run_start(k), k], then the run ending at
   /// dof_parent(dof_run_start(k)), and so on.
   int dof_run_start(int k) const { return dof_run_start_[k]; }
+  /// The largest dof in the subtree of dof k (k itself included): every dof
+  /// that has k among its ancestors is in (k, dof_subtree_end(k)], but that
+  /// range may hold other dofs too when bodies are not numbered depth first.
+  int dof_subtree_end(int k) const { return dof_subtree_end_[k]; }
 
   // ---- limits and passive forces (from the URDF) ------------------------------
   /// Lower position limit per configuration coordinate (−inf when none).
@@ -167,6 +171,7 @@ class Model {
   std::vector<int> dof_body_;
   std::vector<int> dof_parent_;
   std::vector<int> dof_run_start_;
+  std::vector<int> dof_subtree_end_;
   std::vector<int> quaternion_q_;
   VectorX lower_, upper_, velocity_limit_, effort_limit_, damping_, friction_;
   std::vector<Frame> frames_;

@@ -361,6 +361,88 @@ PLUME_FLATTEN void backward_body(const Model& model, Data& data, MatrixX& Dq, Ma
   }
 }
 
+// Backward step of a one-dof body (most joints) on plain arrays, as
+// backward_body: M1 = Yc s, M2, P, Q formed coefficient by coefficient.
+template <bool Tr>
+PLUME_FLATTEN void backward_body_1(const Model& model, Data& data, MatrixX& Dq, MatrixX& Dv, int i) {
+  const int p = model.parent(i);
+  const int v0 = model.joint(i).v_index;
+  const RigidInertia& Y = data.oYc[i];
+  const Mat3& B = data.oBc[i];
+  const double* pc = data.opc[i].data();
+  const double* F = data.oFc[i].vector().data();
+  const double* s = data.oS.data() + 6 * v0;
+  const double* aq = data.dAdq.data() + 6 * v0;
+  const double* vq = data.dVdq.data() + 6 * v0;
+  const double* av = data.dAdv.data() + 6 * v0;
+  alignas(16) double m1[6], m2[4], P[6], Q[6];
+  detail::inertia_times(Y, s, m1);
+  detail::inertia_times(Y, aq, P);
+  detail::inertia_times(Y, av, Q);
+  // M2 = B11ᵀ s_ω + 2 pc × s_v; P += [B11 vq_ω; −2 pc × vq_ω] + s ×* F;
+  // Q += [B11 s_ω; −2 pc × s_ω].
+  const double p2[3] = {2.0 * pc[0], 2.0 * pc[1], 2.0 * pc[2]};
+  for (int r = 0; r < 3; ++r) {
+    m2[r] = (B(0, r) * s[0] + B(1, r) * s[1]) + B(2, r) * s[2];
+    P[r] += (B(r, 0) * vq[0] + B(r, 1) * vq[1]) + B(r, 2) * vq[2];
+    Q[r] += (B(r, 0) * s[0] + B(r, 1) * s[1]) + B(r, 2) * s[2];
+  }
+  m2[3] = 0.0;
+  m2[0] += p2[1] * s[5] - p2[2] * s[4];
+  m2[1] += p2[2] * s[3] - p2[0] * s[5];
+  m2[2] += p2[0] * s[4] - p2[1] * s[3];
+  P[3] -= p2[1] * vq[2] - p2[2] * vq[1];
+  P[4] -= p2[2] * vq[0] - p2[0] * vq[2];
+  P[5] -= p2[0] * vq[1] - p2[1] * vq[0];
+  Q[3] -= p2[1] * s[2] - p2[2] * s[1];
+  Q[4] -= p2[2] * s[0] - p2[0] * s[2];
+  Q[5] -= p2[0] * s[1] - p2[1] * s[0];
+  add_force_cross(s, F, P);
+  const auto dot6 = [](const double* x, const double* y) {
+    return (x[0] * y[0] + (x[2] * y[2] + x[4] * y[4])) + (x[1] * y[1] + (x[3] * y[3] + x[5] * y[5]));
+  };
+  const auto dot3 = [](const double* x, const double* y) { return (x[0] * y[0] + x[1] * y[1]) + x[2] * y[2]; };
+  data.tau[v0] = dot6(s, F);
+  Dq(v0, v0) = dot6(m1, aq) + dot3(m2, vq);
+  Dv(v0, v0) = dot6(m1, av) + dot3(m2, s);
+  data.H(v0, v0) = dot6(m1, s);
+  // Ancestor dofs l: ∂τ_l/∂x_k = s_l · (P, Q), H_lk = s_l · M1, and this dof's
+  // row ∂τ_k/∂x_l = M1 · (dAdq_l, dAdv_l) + M2 · (dVdq_l, s_l)_ω.
+  const Eigen::Map<const Vec6> m1v(m1), pk(P), qk(Q);
+  const Eigen::Map<const Vec3> m2v(m2);
+  const Eigen::Index n = nv_total(data);
+  double* rq = Dq.data() + static_cast<Eigen::Index>(v0) * n;
+  double* rv = Dv.data() + static_cast<Eigen::Index>(v0) * n;
+  double* rh = data.H.data() + static_cast<Eigen::Index>(v0) * n;
+  for (int l = model.dof_parent(v0); l >= 0; l = model.dof_parent(l)) {
+    const Eigen::Map<const Vec6> sl(data.oS.data() + 6 * l);
+    const Eigen::Map<const Vec6> aql(data.dAdq.data() + 6 * l), vql(data.dVdq.data() + 6 * l),
+        avl(data.dAdv.data() + 6 * l);
+    const double up_q = sl.dot(pk), up_v = sl.dot(qk);
+    const double lo_q = m1v.dot(aql) + m2v.dot(vql.head<3>()), lo_v = m1v.dot(avl) + m2v.dot(sl.head<3>());
+    const double hl = sl.dot(m1v);
+    rh[l] = hl;
+    data.H(v0, l) = hl;
+    if constexpr (Tr) {
+      rq[l] = lo_q;
+      rv[l] = lo_v;
+      Dq(v0, l) = up_q;
+      Dv(v0, l) = up_v;
+    } else {
+      rq[l] = up_q;
+      rv[l] = up_v;
+      Dq(v0, l) = lo_q;
+      Dv(v0, l) = lo_v;
+    }
+  }
+  if (p > 0) {
+    data.oYc[p] += Y;
+    data.oBc[p] += B;
+    data.opc[p] += data.opc[i];
+    data.oFc[p] += data.oFc[i];
+  }
+}
+
 // Forward pass, root to leaves: placements, world columns, velocities,
 // accelerations (with the −g offset) and their per-dof derivative columns.
 // kinematics = false: the placements, world columns, velocities and
@@ -391,7 +473,107 @@ void derivative_backward_pass(const Model& model, Data& data, MatrixX& Dq, Matri
   data.H.setZero();
   for (int i = model.nbodies() - 1; i > 0; --i) {
     detail::visit_kind(model.joint(i).kind,
-                       [&](auto jk) PLUME_LAMBDA_INLINE { backward_body<decltype(jk), Tr>(model, data, Dq, Dv, i); });
+                       [&](auto jk) PLUME_LAMBDA_INLINE {
+                         using K = decltype(jk);
+                         if constexpr (K::nv == 1) {
+                           backward_body_1<Tr>(model, data, Dq, Dv, i);
+                         } else {
+                           backward_body<K, Tr>(model, data, Dq, Dv, i);
+                         }
+                       });
+  }
+}
+
+// ---- H⁻¹ and −H⁻¹ (∂τ/∂x)ᵀ's rows from the factor H = Lᵀ D L ---------------
+//
+// The right-hand sides are the rows of column-major matrices X (column c of X
+// holds component c of every right-hand side), so each step below updates a
+// whole column at once, in chunks of rows kept in registers while the terms
+// of a sum accumulate (a gather: loads only, one store per chunk).
+
+/// y[r] ← sc · (y[r] − Σ_t c_t x_t[r]) for r in [r0, r1); terms(f) calls
+/// f(c_t, x_t) for every term.
+template <class Terms>
+PLUME_INLINE void gather_rows(double* y, Eigen::Index r0, Eigen::Index r1, double sc, const Terms& terms) {
+  Eigen::Index r = r0;
+  for (; r + 8 <= r1; r += 8) {
+    double acc[8];
+    for (int t = 0; t < 8; ++t) acc[t] = y[r + t];
+    terms([&](double c, const double* x) PLUME_LAMBDA_INLINE {
+      for (int t = 0; t < 8; ++t) acc[t] -= c * x[r + t];
+    });
+    for (int t = 0; t < 8; ++t) y[r + t] = sc * acc[t];
+  }
+  for (; r + 2 <= r1; r += 2) {
+    double acc[2] = {y[r], y[r + 1]};
+    terms([&](double c, const double* x) PLUME_LAMBDA_INLINE {
+      acc[0] -= c * x[r];
+      acc[1] -= c * x[r + 1];
+    });
+    y[r] = sc * acc[0];
+    y[r + 1] = sc * acc[1];
+  }
+  if (r < r1) {
+    double acc = y[r];
+    terms([&](double c, const double* x) PLUME_LAMBDA_INLINE { acc -= c * x[r]; });
+    y[r] = sc * acc;
+  }
+}
+
+/// data.Minv ← H⁻¹ and X ← −X H⁻¹ for X = data.ddq_dq, data.ddq_dv (which
+/// hold (∂τ/∂q)ᵀ, (∂τ/∂q̇)ᵀ: their rows are the right-hand sides), with H⁻¹ =
+/// L⁻¹ D⁻¹ L⁻ᵀ from data.LD (unchecked::ltdl).
+/// - L⁻ᵀ, leaves first: column j takes the final columns of its subtree's
+///   dofs i > j (within (j, dof_subtree_end(j)]), weighted by
+///   L(i, j); then × 1/D_j (−1/D_j for X), as the column is finished. Row i of ∂τ/∂x is nonzero only on
+///   i's ancestors and subtree, so column j of X is nonzero only on rows up
+///   to the end of j's subtree; column j of the identity on rows j to that end.
+/// - L⁻¹, root first: column i takes its ancestors' columns weighted by
+///   L(i, j); for H⁻¹ only rows r ≥ i (the lower triangle, mirrored at the end).
+PLUME_FLATTEN void inverse_and_products(const Model& model, Data& data) {
+  const int n = model.nv();
+  const Eigen::Index ld = n;
+  const double* L = data.LD.data();
+  double* M = data.Minv.data();
+  double* Xq = data.ddq_dq.data();
+  double* Xv = data.ddq_dv.data();
+  data.Minv.setIdentity();
+  for (int j = n - 1; j >= 0; --j) {
+    // (Dofs in (j, e] outside j's subtree have L(i, j) = 0: no term.)
+    const int e = model.dof_subtree_end(j);
+    const double dinv = 1.0 / L[static_cast<Eigen::Index>(j) * ld + j];
+    // The columns i > j are stored already scaled (× 1/D_i, × −1/D_i for
+    // X): the weights carry D_i (and the sign) back.
+    const auto terms_of = [&](const double* X, double sign) {
+      return [=](auto&& f) PLUME_LAMBDA_INLINE {
+        for (int i = j + 1; i <= e; ++i) {
+          const double* Li = L + static_cast<Eigen::Index>(i) * ld;
+          f(sign * (Li[j] * Li[i]), X + i * ld);
+        }
+      };
+    };
+    gather_rows(M + j * ld, j, e + 1, dinv, terms_of(M, 1.0));
+    gather_rows(Xq + j * ld, 0, e + 1, -dinv, terms_of(Xq, -1.0));
+    gather_rows(Xv + j * ld, 0, e + 1, -dinv, terms_of(Xv, -1.0));
+  }
+  for (int i = 1; i < n; ++i) {
+    if (model.dof_parent(i) < 0) continue;
+    const double* Li = L + static_cast<Eigen::Index>(i) * ld;
+    const auto terms_of = [&](const double* X) {
+      return [=, &model](auto&& f) PLUME_LAMBDA_INLINE {
+        for (int e = model.dof_parent(i); e >= 0;) {
+          const int s = model.dof_run_start(e);
+          for (int j = s; j <= e; ++j) f(Li[j], X + j * ld);
+          e = model.dof_parent(s);
+        }
+      };
+    };
+    gather_rows(M + i * ld, i, n, 1.0, terms_of(M));
+    gather_rows(Xq + i * ld, 0, n, 1.0, terms_of(Xq));
+    gather_rows(Xv + i * ld, 0, n, 1.0, terms_of(Xv));
+  }
+  for (int i = 0; i < n; ++i) {
+    for (int r = i + 1; r < n; ++r) M[r * ld + i] = M[i * ld + r];
   }
 }
 
@@ -418,13 +600,9 @@ void aba_derivatives(const Model& model, Data& data, const VecRef& q, const VecR
   unchecked::ltdl(model, data);
   // ∂q̈/∂x = −H⁻¹ ∂τ/∂x at q̈ (differentiate H q̈ + C = τ): sparse solves on
   // the rows of (∂τ/∂x)ᵀ with the factor of H, and H⁻¹ itself.
-  ltdl_inverse(model, data, data.Minv);
-  ltdl_solve_rows(model, data, data.ddq_dq);
-  ltdl_solve_rows(model, data, data.ddq_dv);
+  inverse_and_products(model, data);
   data.ddq_dq.transposeInPlace();
   data.ddq_dv.transposeInPlace();
-  data.ddq_dq = -data.ddq_dq;
-  data.ddq_dv = -data.ddq_dv;
 }
 
 }  // namespace unchecked
