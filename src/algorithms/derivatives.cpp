@@ -491,33 +491,41 @@ void derivative_backward_pass(const Model& model, Data& data, MatrixX& Dq, Matri
 // whole column at once, in chunks of rows kept in registers while the terms
 // of a sum accumulate (a gather: loads only, one store per chunk).
 
-/// y[r] ← sc · (y[r] − Σ_t c_t x_t[r]) for r in [r0, r1); terms(f) calls
-/// f(c_t, x_t) for every term.
-template <class Terms>
-PLUME_INLINE void gather_rows(double* y, Eigen::Index r0, Eigen::Index r1, double sc, const Terms& terms) {
+/// y[r] ← sc · (y[r] − Σ_t c_t x_t[r]) for r in [r0, r1), for B matrices at
+/// once (y[b], x_t[b] = column pointers into matrix b, same weights c_t):
+/// terms(f) calls f(c_t, i_t) with i_t the column index of term t.
+template <int W, int B, class Terms>
+PLUME_INLINE void gather_chunk(double* const* y, const double* const* X, Eigen::Index ld, Eigen::Index r, double sc,
+                               const Terms& terms) {
+  double acc[B][W];
+  for (int b = 0; b < B; ++b) {
+    for (int t = 0; t < W; ++t) acc[b][t] = y[b][r + t];
+  }
+  terms([&](double c, Eigen::Index col) PLUME_LAMBDA_INLINE {
+    for (int b = 0; b < B; ++b) {
+      const double* x = X[b] + col * ld + r;
+      for (int t = 0; t < W; ++t) acc[b][t] -= c * x[t];
+    }
+  });
+  for (int b = 0; b < B; ++b) {
+    for (int t = 0; t < W; ++t) y[b][r + t] = sc * acc[b][t];
+  }
+}
+
+template <int B, class Terms>
+PLUME_INLINE void gather_rows(double* const* y, const double* const* X, Eigen::Index ld, Eigen::Index r0,
+                              Eigen::Index r1, double sc, const Terms& terms) {
   Eigen::Index r = r0;
-  for (; r + 8 <= r1; r += 8) {
-    double acc[8];
-    for (int t = 0; t < 8; ++t) acc[t] = y[r + t];
-    terms([&](double c, const double* x) PLUME_LAMBDA_INLINE {
-      for (int t = 0; t < 8; ++t) acc[t] -= c * x[r + t];
-    });
-    for (int t = 0; t < 8; ++t) y[r + t] = sc * acc[t];
+  for (; r + 8 <= r1; r += 8) gather_chunk<8, B>(y, X, ld, r, sc, terms);
+  if (r + 4 <= r1) {
+    gather_chunk<4, B>(y, X, ld, r, sc, terms);
+    r += 4;
   }
-  for (; r + 2 <= r1; r += 2) {
-    double acc[2] = {y[r], y[r + 1]};
-    terms([&](double c, const double* x) PLUME_LAMBDA_INLINE {
-      acc[0] -= c * x[r];
-      acc[1] -= c * x[r + 1];
-    });
-    y[r] = sc * acc[0];
-    y[r + 1] = sc * acc[1];
+  if (r + 2 <= r1) {
+    gather_chunk<2, B>(y, X, ld, r, sc, terms);
+    r += 2;
   }
-  if (r < r1) {
-    double acc = y[r];
-    terms([&](double c, const double* x) PLUME_LAMBDA_INLINE { acc -= c * x[r]; });
-    y[r] = sc * acc;
-  }
+  if (r < r1) gather_chunk<1, B>(y, X, ld, r, sc, terms);
 }
 
 /// data.Minv ← H⁻¹ and X ← −X H⁻¹ for X = data.ddq_dq, data.ddq_dv (which
@@ -535,8 +543,9 @@ PLUME_FLATTEN void inverse_and_products(const Model& model, Data& data) {
   const Eigen::Index ld = n;
   const double* L = data.LD.data();
   double* M = data.Minv.data();
-  double* Xq = data.ddq_dq.data();
-  double* Xv = data.ddq_dv.data();
+  double* const Xs[2] = {data.ddq_dq.data(), data.ddq_dv.data()};
+  const double* const Xc[2] = {Xs[0], Xs[1]};
+  const double* const Mc[1] = {M};
   data.Minv.setIdentity();
   for (int j = n - 1; j >= 0; --j) {
     // (Dofs in (j, e] outside j's subtree have L(i, j) = 0: no term.)
@@ -544,33 +553,33 @@ PLUME_FLATTEN void inverse_and_products(const Model& model, Data& data) {
     const double dinv = 1.0 / L[static_cast<Eigen::Index>(j) * ld + j];
     // The columns i > j are stored already scaled (× 1/D_i, × −1/D_i for
     // X): the weights carry D_i (and the sign) back.
-    const auto terms_of = [&](const double* X, double sign) {
+    const auto terms_of = [&](double sign) {
       return [=](auto&& f) PLUME_LAMBDA_INLINE {
         for (int i = j + 1; i <= e; ++i) {
           const double* Li = L + static_cast<Eigen::Index>(i) * ld;
-          f(sign * (Li[j] * Li[i]), X + i * ld);
+          f(sign * (Li[j] * Li[i]), i);
         }
       };
     };
-    gather_rows(M + j * ld, j, e + 1, dinv, terms_of(M, 1.0));
-    gather_rows(Xq + j * ld, 0, e + 1, -dinv, terms_of(Xq, -1.0));
-    gather_rows(Xv + j * ld, 0, e + 1, -dinv, terms_of(Xv, -1.0));
+    double* const ym[1] = {M + j * ld};
+    double* const yx[2] = {Xs[0] + j * ld, Xs[1] + j * ld};
+    gather_rows<1>(ym, Mc, ld, j, e + 1, dinv, terms_of(1.0));
+    gather_rows<2>(yx, Xc, ld, 0, e + 1, -dinv, terms_of(-1.0));
   }
   for (int i = 1; i < n; ++i) {
     if (model.dof_parent(i) < 0) continue;
     const double* Li = L + static_cast<Eigen::Index>(i) * ld;
-    const auto terms_of = [&](const double* X) {
-      return [=, &model](auto&& f) PLUME_LAMBDA_INLINE {
-        for (int e = model.dof_parent(i); e >= 0;) {
-          const int s = model.dof_run_start(e);
-          for (int j = s; j <= e; ++j) f(Li[j], X + j * ld);
-          e = model.dof_parent(s);
-        }
-      };
+    const auto terms = [=, &model](auto&& f) PLUME_LAMBDA_INLINE {
+      for (int e = model.dof_parent(i); e >= 0;) {
+        const int s = model.dof_run_start(e);
+        for (int j = s; j <= e; ++j) f(Li[j], j);
+        e = model.dof_parent(s);
+      }
     };
-    gather_rows(M + i * ld, i, n, 1.0, terms_of(M));
-    gather_rows(Xq + i * ld, 0, n, 1.0, terms_of(Xq));
-    gather_rows(Xv + i * ld, 0, n, 1.0, terms_of(Xv));
+    double* const ym[1] = {M + i * ld};
+    double* const yx[2] = {Xs[0] + i * ld, Xs[1] + i * ld};
+    gather_rows<1>(ym, Mc, ld, i, n, 1.0, terms);
+    gather_rows<2>(yx, Xc, ld, 0, n, 1.0, terms);
   }
   for (int i = 0; i < n; ++i) {
     for (int r = i + 1; r < n; ++r) M[r * ld + i] = M[i * ld + r];
