@@ -226,8 +226,10 @@ struct RotatedRnea {
     for (int k = 0; k < 6; ++k) ai[k] = y[k] + m[k];
     if constexpr (with_acceleration) ai[A] += qdd;
   }
-  // fp += Xupᵀ f = [Eᵀ n + r × Eᵀ l; Eᵀ l].
-  static PLUME_INLINE void add_up_transpose(const Transform& X, const double* x, double* fp) {
+  // fp += Xupᵀ f = [Eᵀ n + r × Eᵀ l; Eᵀ l]. Out of line: inlined into
+  // rnea_passes' backward pass, GCC 12 slowed the identity-rotation joints'
+  // path (quadruped rnea 600 -> 650 ns).
+  static __attribute__((noinline)) void add_up_transpose(const Transform& X, const double* x, double* fp) {
     const Mat3& E = X.E();
     const Vec3& r = X.r();
     const double l0 = detail::sum_l(E(0, 0) * x[3], E(1, 0) * x[4], E(2, 0) * x[5]);
