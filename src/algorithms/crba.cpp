@@ -338,66 +338,6 @@ PLUME_INLINE void force_up(const Joint& j, const Transform& Xup, double* f) {
   });
 }
 
-/// (Eᵀ x)_C for E the plane rotation of an axis-aligned revolute joint about
-/// B (plane_force_up's n and l, one component).
-template <int B, int C>
-PLUME_INLINE double plane_transpose_component(double c, double s, const double* x) {
-  constexpr int j1 = (B + 1) % 3;
-  constexpr int j2 = (B + 2) % 3;
-  if constexpr (C == B) {
-    return x[B];
-  } else if constexpr (C == j1) {
-    return c * x[j1] - s * x[j2];
-  } else {
-    return s * x[j1] + c * x[j2];
-  }
-}
-
-/// (Xup_jᵀ f)_A, the one component of force_up(j, Xup, f) that an axis-aligned
-/// revolute joint about A at a root projects on (the same operations).
-template <int A>
-PLUME_INLINE double moment_up(const Joint& j, const Transform& Xup, const double* f) {
-  constexpr int a1 = (A + 1) % 3;
-  constexpr int a2 = (A + 2) % 3;
-  const Vec3& r = Xup.r();
-  double nA, l1, l2;  // (Eᵀ n)_A, (Eᵀ l)_{A+1}, (Eᵀ l)_{A+2}
-  bool done = false;
-  if (j.tree_rotation_identity) {
-    auto plane = [&](auto b) PLUME_LAMBDA_INLINE {
-      constexpr int B = decltype(b)::value;
-      constexpr int i1 = (B + 1) % 3;
-      const double c = Xup.E()(i1, i1);
-      const double s = Xup.E()(i1, (B + 2) % 3);
-      nA = plane_transpose_component<B, A>(c, s, f);
-      l1 = plane_transpose_component<B, a1>(c, s, f + 3);
-      l2 = plane_transpose_component<B, a2>(c, s, f + 3);
-      done = true;
-    };
-    switch (j.kind) {
-      case JointKind::RevoluteX: plane(std::integral_constant<int, 0>()); break;
-      case JointKind::RevoluteY: plane(std::integral_constant<int, 1>()); break;
-      case JointKind::RevoluteZ: plane(std::integral_constant<int, 2>()); break;
-      case JointKind::PrismaticX:
-      case JointKind::PrismaticY:
-      case JointKind::PrismaticZ:
-        nA = f[A];
-        l1 = f[3 + a1];
-        l2 = f[3 + a2];
-        done = true;
-        break;
-      default: break;
-    }
-  }
-  if (!done) {
-    with_rotation(j, Xup.E(), [&](const auto& R) PLUME_LAMBDA_INLINE {
-      nA = R.template col<A>(f[0], f[1], f[2]);
-      l1 = R.template col<a1>(f[3], f[4], f[5]);
-      l2 = R.template col<a2>(f[3], f[4], f[5]);
-    });
-  }
-  return nA + (r[a1] * l2 - r[a2] * l1);
-}
-
 /// H(l, k) = H(k, l) = S_lᵀ f for every dof l of joint j (S in body coordinates).
 PLUME_INLINE void project(const Joint& j, const double* S, const double* f, double* H, int nv, int k) {
   const int l = j.v_index;
@@ -590,20 +530,8 @@ PLUME_FLATTEN const MatrixX& crba(const Model& model, Data& data, const VecRef& 
       }
       // Up the support chain.
       for (int b = i, a = p; a > 0; b = a, a = parent[a]) {
-        const Joint& ja = joint[a];
-        if (parent[a] == 0 && (ja.kind == JointKind::RevoluteX || ja.kind == JointKind::RevoluteY ||
-                               ja.kind == JointKind::RevoluteZ)) {
-          // A revolute root (a fixed-base arm's first joint) reads one
-          // component of Xupᵀ f, and nothing is carried further.
-          const double x = ja.kind == JointKind::RevoluteX   ? moment_up<0>(joint[b], Xup[b], f)
-                           : ja.kind == JointKind::RevoluteY ? moment_up<1>(joint[b], Xup[b], f)
-                                                             : moment_up<2>(joint[b], Xup[b], f);
-          H[ja.v_index + nv * k] = x;
-          H[k + nv * ja.v_index] = x;
-          break;
-        }
         force_up(joint[b], Xup[b], f);
-        project(ja, S, f, H, nv, k);
+        project(joint[a], S, f, H, nv, k);
       }
     }
     if (p > 0) {
