@@ -18,7 +18,7 @@
 // - f_j = I_j a_j + v_j ×* I_j v_j summed over a subtree Σ_j (the composite
 //   force F, inertia Yc, and Bc = Σ_j B_j with B_j u = ∂f_j/∂v_j u =
 //   v_j ×* I_j u − I_j (v_j × u) + u ×* (I_j v_j), which only sees u's angular
-//   part, see body_B11) gives, for dof l of a body at or
+//   part, see body_B11_scalar) gives, for dof l of a body at or
 //   below b (and b' the deeper of the two bodies):
 //     ∂τ_l/∂q_k = S_lᵀ (Yc_b' dAdq_k + Bc_b' dVdq_k) [+ S_lᵀ (s ×* F_b') when S_l does
 //                 not move with q_k: l above k, or a planar x, y column of b],
@@ -50,18 +50,7 @@ constexpr int parent_attached = std::is_same_v<K, detail::Planar> ? 2 : 0;
 /// and the momentum I v = [n; p] (p = m v_o + ω × h), skew(a) skew(b) =
 /// b aᵀ − (a·b) 1 gives B = [B11 0; −2 p× 0] with
 ///   B11 = ω× Ī − Ī ω× − (v_o hᵀ + h v_oᵀ) + 2 (h·v_o) 1 − n×:
-/// B only sees the angular part of u.
-PLUME_INLINE Mat3 body_B11(const RigidInertia& I, const Motion& v, const Force& momentum) {
-  const Vec3 w = v.angular(), vo = v.linear();
-  const Vec3& h = I.h();
-  const Mat3 W = skew(w);
-  Mat3 B11 = W * I.Ibar() - I.Ibar() * W;
-  B11.noalias() -= vo * h.transpose() + h * vo.transpose();
-  B11.diagonal().array() += 2.0 * h.dot(vo);
-  B11 -= skew(momentum.angular());
-  return B11;
-}
-
+/// B only sees the angular part of u (computed by body_B11_scalar).
 PLUME_INLINE Eigen::Index nv_total(const Data& data) { return data.nv; }
 
 /// Y X for a rigid inertia Y and 6×N motions X, column by column.
@@ -103,7 +92,7 @@ PLUME_INLINE void add_force_cross(const double* a, const double* f, double* o) {
   o[5] += a[0] * f[4] - a[1] * f[3];
 }
 
-/// body_B11 on scalars: ω× Ī − Ī ω× = M + Mᵀ with M = ω× Ī (Ī symmetric),
+/// B11 (above) on scalars: ω× Ī − Ī ω× = M + Mᵀ with M = ω× Ī (Ī symmetric),
 /// then − (v_o hᵀ + h v_oᵀ) + 2 (h·v_o) 1 − n×.
 PLUME_INLINE void body_B11_scalar(const RigidInertia& I, const double* v, const double* n, Mat3& B) {
   const Mat3& J = I.Ibar();
