@@ -226,6 +226,41 @@ PLUME_FLATTEN void forward_dynamics_body(const Model& model, Data& data, const d
   }
 }
 
+// Ancestor dofs l of the one-dof joint at dof v0: ∂τ_l/∂x_k = s_l · (P, Q),
+// H_lk = s_l · M1, and this dof's row ∂τ_k/∂x_l = M1 · (dAdq_l, dAdv_l) +
+// M2 · (dVdq_l, s_l)_ω (m1, pk, qk: 6 numbers; m2: 3). Tr as backward_body.
+template <bool Tr>
+PLUME_INLINE void ancestor_terms_1(const Model& model, Data& data, MatrixX& Dq, MatrixX& Dv, int v0,
+                                   const double* m1, const double* m2, const double* pk, const double* qk) {
+  const Eigen::Map<const Vec6> m1v(m1), pkv(pk), qkv(qk);
+  const Eigen::Map<const Vec3> m2v(m2);
+  const Eigen::Index n = nv_total(data);
+  double* rq = Dq.data() + static_cast<Eigen::Index>(v0) * n;
+  double* rv = Dv.data() + static_cast<Eigen::Index>(v0) * n;
+  double* rh = data.H.data() + static_cast<Eigen::Index>(v0) * n;
+  for (int l = model.dof_parent(v0); l >= 0; l = model.dof_parent(l)) {
+    const Eigen::Map<const Vec6> sl(data.oS.data() + 6 * l);
+    const Eigen::Map<const Vec6> aql(data.dAdq.data() + 6 * l), vql(data.dVdq.data() + 6 * l),
+        avl(data.dAdv.data() + 6 * l);
+    const double up_q = sl.dot(pkv), up_v = sl.dot(qkv);
+    const double lo_q = m1v.dot(aql) + m2v.dot(vql.head<3>()), lo_v = m1v.dot(avl) + m2v.dot(sl.head<3>());
+    const double hl = sl.dot(m1v);
+    rh[l] = hl;
+    data.H(v0, l) = hl;
+    if constexpr (Tr) {
+      rq[l] = lo_q;
+      rv[l] = lo_v;
+      Dq(v0, l) = up_q;
+      Dv(v0, l) = up_v;
+    } else {
+      rq[l] = up_q;
+      rv[l] = up_v;
+      Dq(v0, l) = lo_q;
+      Dv(v0, l) = lo_v;
+    }
+  }
+}
+
 // Backward step of body i: its rows and columns against its own and every
 // ancestor dof, then its composite quantities handed to the parent. Tr:
 // Dq, Dv receive (∂τ/∂q)ᵀ and (∂τ/∂q̇)ᵀ (the layout of aba_derivatives'
@@ -290,31 +325,7 @@ PLUME_FLATTEN void backward_body(const Model& model, Data& data, MatrixX& Dq, Ma
     // One dof (most joints): fixed-size dot products, ancestor by ancestor.
     const Vec6 m1 = M1.col(0), pk = P.col(0), qk = Q.col(0);
     const Vec3 m2 = M2.col(0);
-    double* rq = Dq.data() + static_cast<Eigen::Index>(v0) * nv_total(data);
-    double* rv = Dv.data() + static_cast<Eigen::Index>(v0) * nv_total(data);
-    double* rh = data.H.data() + static_cast<Eigen::Index>(v0) * nv_total(data);
-    for (int l = model.dof_parent(v0); l >= 0; l = model.dof_parent(l)) {
-      const Eigen::Map<const Vec6> sl(data.oS.data() + 6 * l);
-      const Eigen::Map<const Vec6> aq(data.dAdq.data() + 6 * l), vq(data.dVdq.data() + 6 * l),
-          av(data.dAdv.data() + 6 * l);
-      // ∂τ_l/∂x_k (ancestor l's row) and ∂τ_k/∂x_l (this dof's row).
-      const double up_q = sl.dot(pk), up_v = sl.dot(qk);
-      const double lo_q = m1.dot(aq) + m2.dot(vq.head<3>()), lo_v = m1.dot(av) + m2.dot(sl.head<3>());
-      const double hl = sl.dot(m1);
-      rh[l] = hl;
-      data.H(v0, l) = hl;
-      if constexpr (Tr) {
-        rq[l] = lo_q;
-        rv[l] = lo_v;
-        Dq(v0, l) = up_q;
-        Dv(v0, l) = up_v;
-      } else {
-        rq[l] = up_q;
-        rv[l] = up_v;
-        Dq(v0, l) = lo_q;
-        Dv(v0, l) = lo_v;
-      }
-    }
+    ancestor_terms_1<Tr>(model, data, Dq, Dv, v0, m1.data(), m2.data(), pk.data(), qk.data());
   } else {
     for (int e = model.dof_parent(v0); e >= 0;) {
       const int s = model.dof_run_start(e);
@@ -395,35 +406,7 @@ PLUME_FLATTEN void backward_body_1(const Model& model, Data& data, MatrixX& Dq, 
   Dq(v0, v0) = dot6(m1, aq) + dot3(m2, vq);
   Dv(v0, v0) = dot6(m1, av) + dot3(m2, s);
   data.H(v0, v0) = dot6(m1, s);
-  // Ancestor dofs l: ∂τ_l/∂x_k = s_l · (P, Q), H_lk = s_l · M1, and this dof's
-  // row ∂τ_k/∂x_l = M1 · (dAdq_l, dAdv_l) + M2 · (dVdq_l, s_l)_ω.
-  const Eigen::Map<const Vec6> m1v(m1), pk(P), qk(Q);
-  const Eigen::Map<const Vec3> m2v(m2);
-  const Eigen::Index n = nv_total(data);
-  double* rq = Dq.data() + static_cast<Eigen::Index>(v0) * n;
-  double* rv = Dv.data() + static_cast<Eigen::Index>(v0) * n;
-  double* rh = data.H.data() + static_cast<Eigen::Index>(v0) * n;
-  for (int l = model.dof_parent(v0); l >= 0; l = model.dof_parent(l)) {
-    const Eigen::Map<const Vec6> sl(data.oS.data() + 6 * l);
-    const Eigen::Map<const Vec6> aql(data.dAdq.data() + 6 * l), vql(data.dVdq.data() + 6 * l),
-        avl(data.dAdv.data() + 6 * l);
-    const double up_q = sl.dot(pk), up_v = sl.dot(qk);
-    const double lo_q = m1v.dot(aql) + m2v.dot(vql.head<3>()), lo_v = m1v.dot(avl) + m2v.dot(sl.head<3>());
-    const double hl = sl.dot(m1v);
-    rh[l] = hl;
-    data.H(v0, l) = hl;
-    if constexpr (Tr) {
-      rq[l] = lo_q;
-      rv[l] = lo_v;
-      Dq(v0, l) = up_q;
-      Dv(v0, l) = up_v;
-    } else {
-      rq[l] = up_q;
-      rv[l] = up_v;
-      Dq(v0, l) = lo_q;
-      Dv(v0, l) = lo_v;
-    }
-  }
+  ancestor_terms_1<Tr>(model, data, Dq, Dv, v0, m1, m2, P, Q);
   if (p > 0) {
     data.oYc[p] += Y;
     data.oBc[p] += B;
