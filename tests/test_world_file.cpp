@@ -373,6 +373,9 @@ TEST(WorldFile, SimulateMapsEveryOption) {
   EXPECT_TRUE(s.world.self_collision());
   EXPECT_EQ(load(ball_world("<simulate scheme=\"time-stepping\" integrator=\"bulirsch-stoer\"/>")).options.scheme,
             Scheme::TimeStepping);
+  EXPECT_EQ(load(ball_world("<simulate integrator=\"bogacki-shampine\"/>")).options.integrator,
+            Integrator::BogackiShampine);
+  EXPECT_EQ(parse_integrator(to_string(Integrator::BogackiShampine)), Integrator::BogackiShampine);
 }
 
 TEST(WorldFile, PdControllerOverTheWorldsCoordinates) {

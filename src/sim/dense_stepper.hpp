@@ -28,7 +28,7 @@ class DenseStepper {
   virtual double current_time_step() const = 0;
 };
 
-/// dopri5 (make_dense_output) or Bulirsch–Stoer with the given tolerances.
+/// dopri5 (make_dense_output), Bulirsch–Stoer or Bogacki–Shampine 3(2) with the given tolerances.
 std::unique_ptr<DenseStepper> make_dense_stepper(Integrator integrator, double abs_tol, double rel_tol, double max_dt);
 
 }  // namespace plume::detail

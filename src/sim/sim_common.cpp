@@ -25,6 +25,7 @@ const char* to_string(Integrator integrator) {
     case Integrator::Dopri5: return "dopri5";
     case Integrator::BulirschStoer: return "bulirsch-stoer";
     case Integrator::Rosenbrock4: return "rosenbrock4";
+    case Integrator::BogackiShampine: return "bogacki-shampine";
   }
   return "unknown";
 }
@@ -33,7 +34,8 @@ Integrator parse_integrator(const std::string& text) {
   if (text == "dopri5" || text == "runge_kutta_dopri5") return Integrator::Dopri5;
   if (text == "bulirsch-stoer" || text == "bulirsch_stoer") return Integrator::BulirschStoer;
   if (text == "rosenbrock4") return Integrator::Rosenbrock4;
-  throw Error("unknown integrator '" + text + "' (expected dopri5, bulirsch-stoer or rosenbrock4)");
+  if (text == "bogacki-shampine" || text == "bogacki_shampine" || text == "bs3") return Integrator::BogackiShampine;
+  throw Error("unknown integrator '" + text + "' (expected dopri5, bulirsch-stoer, rosenbrock4 or bogacki-shampine)");
 }
 
 const char* to_string(EventKind kind) {

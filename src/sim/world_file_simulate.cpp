@@ -27,7 +27,7 @@ void WorldReader::read_simulate(const XMLElement* s, SimulationOptions& o, World
     try {
       o.integrator = parse_integrator(trim(*integrator));
     } catch (const Error&) {
-      fail(s, "integrator=\"" + *integrator + "\" is not one of dopri5, bulirsch-stoer, rosenbrock4");
+      fail(s, "integrator=\"" + *integrator + "\" is not one of dopri5, bulirsch-stoer, rosenbrock4, bogacki-shampine");
     }
   }
   o.duration = number_or(s, "duration", o.duration, Range::Positive);

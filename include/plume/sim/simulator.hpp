@@ -79,9 +79,10 @@ enum class Integrator : std::uint8_t {
   Dopri5,         ///< runge_kutta_dopri5 through make_dense_output (default)
   BulirschStoer,  ///< bulirsch_stoer_dense_out
   Rosenbrock4,    ///< rosenbrock4_dense_output (stiff; Jacobian by finite differences)
+  BogackiShampine,  ///< Bogacki–Shampine 3(2), FSAL (3 evaluations per step), cubic Hermite dense output
 };
 const char* to_string(Integrator integrator);
-/// "dopri5", "bulirsch-stoer", "rosenbrock4". @throws Error otherwise.
+/// "dopri5", "bulirsch-stoer", "rosenbrock4", "bogacki-shampine". @throws Error otherwise.
 Integrator parse_integrator(const std::string& text);
 
 struct SimulationOptions {
