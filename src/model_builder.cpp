@@ -62,23 +62,31 @@ namespace {
 
 std::atomic<std::uint64_t> next_uid{1};
 
-/// A rotation within 1e-14 per entry of a signed permutation (every
-/// rotation by multiples of 90° about the axes, as rpy = ±1.5707963267948966
-/// gives with cos = 6.1e-17 entries) becomes that permutation exactly.
-/// Returns whether it is one.
+/// A tree rotation within 1e-10 rad of a signed permutation (a rotation by
+/// multiples of 90° about the axes) becomes that permutation exactly, so that
+/// the kernels take their permuted (or identity) paths. Published URDFs write
+/// quarter turns as 1.5707963267948966 (cos = 6.1e-17) but also as the rounded
+/// 1.57079632679 (4.9e-12 rad off); both are snapped, while an angle 1e-9 off
+/// (1.570796325) or more is kept as written. The angle is that of Pᵀ E, from its
+/// skew part (|vee(R − Rᵀ)| / 2 = sin θ), so three rpy angles each within the
+/// tolerance may add up beyond it. Returns whether E is (now) a permutation.
 bool snap_signed_permutation(Mat3& E) {
+  constexpr double kMaxAngle = 1e-10;
   Mat3 P = Mat3::Zero();
   for (int r = 0; r < 3; ++r) {
     for (int c = 0; c < 3; ++c) {
       const double e = E(r, c);
-      if (std::abs(e) <= 1e-14) continue;
-      if (std::abs(std::abs(e) - 1.0) > 1e-14) return false;
+      if (std::abs(e) <= 1e-6) continue;
+      if (std::abs(std::abs(e) - 1.0) > 1e-6) return false;
       P(r, c) = e > 0.0 ? 1.0 : -1.0;
     }
   }
   for (int r = 0; r < 3; ++r) {  // one ±1 per row and per column
     if (P.row(r).cwiseAbs().sum() != 1.0 || P.col(r).cwiseAbs().sum() != 1.0) return false;
   }
+  const Mat3 R = P.transpose() * E;
+  const Vec3 w(R(2, 1) - R(1, 2), R(0, 2) - R(2, 0), R(1, 0) - R(0, 1));
+  if (!(0.5 * w.norm() <= kMaxAngle)) return false;
   E = P;
   return true;
 }

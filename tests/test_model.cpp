@@ -110,11 +110,11 @@ TEST(ModelBuilder, NormalisesAxesAndPicksKernels) {
 
 TEST(ModelBuilder, QuarterTurnTreeRotationsAreStoredAsExactPermutations) {
   // rpy = (π/2, 0, 0) as a double gives cos = 6.1e-17 entries: stored as the
-  // signed permutation exactly, and the kernels told so; a rotation 1e-10
+  // signed permutation exactly, and the kernels told so; a rotation 1e-9
   // away from one, a slider and the prismatic kernels are left as they are.
   ModelBuilder b("turns");
   const Transform quarter(axis_rotation(Vec3::UnitX(), 1.5707963267948966).transpose(), Vec3(0, 0, 0.2));
-  const Transform almost(axis_rotation(Vec3::UnitX(), 1.5707963267948966 + 1e-10).transpose(), Vec3::Zero());
+  const Transform almost(axis_rotation(Vec3::UnitX(), 1.5707963267948966 + 1e-9).transpose(), Vec3::Zero());
   b.add_body("a", 0, JointSpec::revolute("j1", Vec3::UnitZ()), quarter, unit_inertia());
   b.add_body("b", 1, JointSpec::revolute("j2", Vec3::UnitZ()), almost, unit_inertia());
   b.add_body("c", 2, JointSpec::revolute("j3", Vec3::UnitY()), Transform::Identity(), unit_inertia());

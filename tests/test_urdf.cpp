@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/energy.hpp"
 #include "plume/algorithms/rnea.hpp"
 #include "plume/error.hpp"
@@ -393,4 +394,54 @@ TEST(Urdf, ContinuousJointsHaveNoLimitsAndDynamicsAreKept) {
   EXPECT_TRUE(std::isinf(c.lower_position_limit()(0)));
   EXPECT_DOUBLE_EQ(c.damping()(0), 0.5);
   EXPECT_DOUBLE_EQ(c.friction()(0), 0.1);
+}
+
+// Published URDFs write π/2 as 1.57079632679 (4.9e-12 rad off): such joint
+// origins are snapped to the exact quarter turn, one 1e-6 rad off is not. The
+// snapped model's H and bias forces equal, to ~1e-10, the mean of the two
+// unsnapped models at π/2 ± 1e-6 (which take the general-rotation kernels;
+// H and C are smooth in the angle, so the mean is π/2's values to O(1e-12)).
+TEST(Urdf, RoundedQuarterTurnsAreSnappedAndGiveTheUnsnappedDynamics) {
+  const auto arm = [](const std::string& angle) {
+    std::string links, joints;
+    for (int i = 1; i <= 4; ++i) {
+      const std::string n = std::to_string(i);
+      links += "<link name='l" + n + "'><inertial><origin xyz='0.02 0.1 0.03' rpy='0 0 0'/><mass value='" +
+               std::to_string(1.0 + 0.3 * i) +
+               "'/><inertia ixx='0.03' ixy='0.002' ixz='-0.001' iyy='0.02' iyz='0.003' izz='0.025'/>"
+               "</inertial></link>";
+      const std::string rpy = i % 2 ? angle + " 0 0" : "0 0 -" + angle;
+      joints += "<joint name='j" + n + "' type='revolute'><parent link='l" + std::to_string(i - 1) +
+                "'/><child link='l" + n + "'/><origin xyz='0 0.05 0.3' rpy='" + rpy +
+                "'/><axis xyz='0 0 1'/><limit lower='-3' upper='3' effort='10' velocity='5'/></joint>";
+    }
+    return "<robot name='arm'><link name='l0'/>" + links + joints + "</robot>";
+  };
+  const Model rounded = urdf::load_string(arm("1.57079632679"));
+  const Model plus = urdf::load_string(arm("1.570797326794897"));    // π/2 + 1e-6
+  const Model minus = urdf::load_string(arm("1.570795326794897"));   // π/2 − 1e-6
+  for (int i = 1; i <= 4; ++i) {
+    EXPECT_TRUE(rounded.joint(i).tree_rotation_permutation) << i;
+    EXPECT_FALSE(plus.joint(i).tree_rotation_permutation) << i;
+    EXPECT_FALSE(minus.joint(i).tree_rotation_permutation) << i;
+    for (int r = 0; r < 3; ++r) {
+      for (int c = 0; c < 3; ++c) {
+        const double e = rounded.Xtree(i).E()(r, c);
+        EXPECT_TRUE(e == 0.0 || e == 1.0 || e == -1.0) << e;
+      }
+    }
+  }
+  Data dr(rounded), dp(plus), dm(minus);
+  std::mt19937_64 g(7);
+  for (int k = 0; k < 5; ++k) {
+    const VectorX q = test::random_vector(g, 4, 2.0), v = test::random_vector(g, 4, 2.0);
+    const MatrixX H = crba(rounded, dr, q);
+    const MatrixX Hmean = 0.5 * (crba(plus, dp, q) + crba(minus, dm, q));
+    const VectorX C = bias_forces(rounded, dr, q, v);
+    const VectorX Cmean = 0.5 * (bias_forces(plus, dp, q, v) + bias_forces(minus, dm, q, v));
+    EXPECT_LT((H - Hmean).cwiseAbs().maxCoeff(), 1e-10);
+    EXPECT_LT((C - Cmean).cwiseAbs().maxCoeff(), 1e-10);
+    // The ±1e-6 models are different models: H moves by ~1e-6 with the angle.
+    EXPECT_GT((crba(plus, dp, q) - H).cwiseAbs().maxCoeff(), 1e-8);
+  }
 }

@@ -91,7 +91,8 @@ struct Joint {
   /// a plane rotation, which the algorithms apply to two rows or components.
   bool tree_rotation_identity = false;
   /// Xtree's rotation is a signed permutation other than the identity (each
-  /// row one ±1: the ±90° and 180° offsets of URDF arms, stored exactly, see
+  /// row one ±1: the ±90° and 180° offsets of URDF arms, stored exactly when
+  /// within 1e-10 rad, see
   /// ModelBuilder::build). An axis-aligned revolute joint's Xup rotation then
   /// has five nonzero entries: row A's in column tree_cols[0], rows A + 1 and
   /// A + 2 (mod 3) in columns tree_cols[1] and tree_cols[2].

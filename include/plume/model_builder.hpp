@@ -78,6 +78,10 @@ class ModelBuilder {
   /// joint frame at q = 0, which is also the new body's frame; `inertia` is
   /// expressed in that frame. build() adds a frame with the body's name at the
   /// body origin unless a frame of that name was added explicitly.
+  /// A rotation of `Xtree` within 1e-10 rad of a signed permutation (a
+  /// multiple of 90° about the axes, also when written with rounded angles
+  /// such as URDF's rpy = 1.57079632679) is stored as that permutation
+  /// exactly; rotations farther off are kept as given.
   /// @returns the new body's index.
   /// @throws ModelError on an unknown parent or a fixed joint kind.
   int add_body(const std::string& name, int parent, const JointSpec& joint, const Transform& Xtree,

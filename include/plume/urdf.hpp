@@ -10,6 +10,11 @@
 /// - Fixed joints are merged: the child's inertia is added to its parent body,
 ///   the child link becomes a Frame on that body, and its collision shapes move
 ///   with it. Every link is a Frame named after it.
+/// - A joint origin whose rotation (its rpy composed with any fixed joints
+///   merged above it) lies within 1e-10 rad of a multiple of 90° about the
+///   axes is snapped to that exact rotation (published URDFs write
+///   1.57079632679 for π/2), so that the algorithms take their quarter-turn
+///   paths; see ModelBuilder::add_body. An angle 1e-9 rad or more off is kept.
 /// - URDF `floating` joints become free-flyers and `planar` joints move in the
 ///   plane normal to their axis.
 /// - Validation urdfdom does not do: negative mass, non-finite numbers, an
