@@ -74,7 +74,7 @@ bool TimeStepping::advance(double until, SimulationResult& result) {
     // contact the prediction reaches (the prediction's configuration is
     // searched only then: most steps penetrate nothing), else halve;
     // shorten to a stick
-    bool shortened = false, landing_tried = false;
+    bool shortened = false, landing_tried = false, rest_tried = false;
     Outcome outcome;
     bool stick_landing = false;
     for (;;) {
@@ -85,6 +85,15 @@ bool TimeStepping::advance(double until, SimulationResult& result) {
       double h_stick = kInf;
       outcome = attempt(h, stick_landing, q1, v1, h_stick);
       if (outcome == Outcome::Accepted) break;
+      // Cut only by motion slower than zeno_speed: the step is taken whole
+      // at the velocity level (time_stepping_rest.cpp).
+      if (!rest_tried && !stick_landing && slow_failure(outcome)) {
+        rest_tried = true;
+        if (rest_step(h, q1, v1)) {
+          outcome = Outcome::Accepted;
+          break;
+        }
+      }
       shortened = true;
       if (outcome == Outcome::Stick) {
         stick_landing = h_stick > 0.0 && h_stick < h;
@@ -176,6 +185,7 @@ TimeStepping::Outcome TimeStepping::attempt(double h, bool stick_landing, Vector
   // when it goes deeper, or no step would ever be short enough.)
   for (const Contact& c : found_) {
     if (c.gap < -touch_margin(opt_) && !in_beta(c.id) && c.gap < start_gap(c.id) - touch_margin(opt_)) {
+      penetrating_ = c.id;
       return Outcome::Penetration;
     }
   }

@@ -42,6 +42,8 @@
 //                                 contacts as equalities, a linear solve
 //   time_stepping_landing.cpp     step 4: contact detection at q₁, landing on
 //                                 a contact (Ψ_ip = 0), a slide's stop
+//   time_stepping_rest.cpp        step 4 where only motion slower than
+//                                 zeno_speed cut the step: a velocity-level step
 //   time_stepping_drift.cpp       step 5: drift correction (HMetricCorrection,
 //                                 shared with the event-driven scheme) and the
 //                                 energy guard
@@ -81,6 +83,9 @@ class TimeStepping final : public SchemeBase {
   // tries settle() makes.
   static constexpr double kJamStep = 1e-9;
   static constexpr int kMaxJams = 3;
+  // A slide slower than zeno_speed that stops within this fraction of a
+  // step makes the step a velocity-level one (time_stepping_rest.cpp).
+  static constexpr double kSlowStop = 1e-2;
 
   // A persistent contact (in β): touching with ζ = 0.
   struct Tracked {
@@ -155,6 +160,10 @@ class TimeStepping final : public SchemeBase {
   Vec3 tangential_velocity(const Contact& c) const;
   double start_slide_speed(const Tracked& tr) const;
 
+  // ---- step 4 below zeno_speed: the velocity-level step (time_stepping_rest.cpp) -------------
+  bool slow_failure(Outcome outcome);
+  bool rest_step(double h, VectorX& q1, VectorX& v1);
+
   // ---- step 5: drift, impacts, the new β and its forces ---------------------------------------
   // project() and no_energy_gain() return whether data_ holds the forward
   // kinematics (placements, velocities) of (q_, v_) as they leave them;
@@ -174,6 +183,10 @@ class TimeStepping final : public SchemeBase {
   VectorX vbar_, q0_, v0_;  // attempt(): the mean velocity of a step; advance(): the step's start
   std::vector<Tracked> beta_;
   std::vector<double> slide_speed0_;
+  bool slow_stop_ = false;         // sliding_reversal(): its earliest stop was slow (slow_failure())
+  std::uint64_t penetrating_ = 0;  // attempt(): the contact of its last Penetration outcome
+  VectorX rest_gaps_, rest_mu_, rest_e_, rest_vminus_;
+  long stats_rest_steps_ = 0;
   std::vector<Contact> current_view_, contacts_, found_, touching_, rest_;
   std::vector<int> slow_;
   std::string message_;

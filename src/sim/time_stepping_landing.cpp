@@ -52,10 +52,13 @@ double TimeStepping::land(double h) {
 
 // The earliest secant root of the sliding speeds of β's sliding contacts,
 // which run from u₀ > 0 at the step's start to u₁ < −slip_velocity at
-// (q1, v1) after h; +∞ when none reverses.
+// (q1, v1) after h; +∞ when none reverses. slow_stop_: every slide that
+// reverses is slower than zeno_speed at the start and the earliest stops
+// within kSlowStop of the step.
 double TimeStepping::sliding_reversal(const VectorX& q1, const VectorX& v1, double h) {
   const Model& m = model();
   double h_stick = kInf;
+  bool slow = true;
   bool kinematics = false;
   for (const Tracked& tr : beta_) {
     if (tr.mode != ContactMode::Sliding || tr.contact.kind != ContactKind::Shapes) continue;
@@ -70,7 +73,9 @@ double TimeStepping::sliding_reversal(const VectorX& q1, const VectorX& v1, doub
     const double u0 = start_slide_speed(tr);
     if (u0 <= 0.0) continue;
     h_stick = std::min(h_stick, h * u0 / (u0 - u1));
+    slow = slow && u0 < opt_.zeno_speed;
   }
+  slow_stop_ = slow && h_stick < kSlowStop * h;
   return h_stick;
 }
 
