@@ -184,7 +184,7 @@ TimeStepping::Outcome TimeStepping::attempt(double h, bool stick_landing, Vector
   // margin, and separates, is as deep at the step's start: it counts only
   // when it goes deeper, or no step would ever be short enough.)
   for (const Contact& c : found_) {
-    if (c.gap < -touch_margin(opt_) && !in_beta(c.id) && c.gap < start_gap(c.id) - touch_margin(opt_)) {
+    if (penetrates(c)) {
       penetrating_ = c.id;
       return Outcome::Penetration;
     }

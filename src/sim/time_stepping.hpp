@@ -113,6 +113,11 @@ class TimeStepping final : public SchemeBase {
     }
     return 0.0;
   }
+  // Step 4's test at the step's end: a contact outside β that goes deeper
+  // than the margin (and deeper than it started, if it touched then).
+  bool penetrates(const Contact& c) const {
+    return c.gap < -touch_margin(opt_) && !in_beta(c.id) && c.gap < start_gap(c.id) - touch_margin(opt_);
+  }
   bool in_beta(std::uint64_t id) const {
     for (const Tracked& tr : beta_) {
       if (tr.contact.id == id) return true;
@@ -186,7 +191,6 @@ class TimeStepping final : public SchemeBase {
   bool slow_stop_ = false;         // sliding_reversal(): its earliest stop was slow (slow_failure())
   std::uint64_t penetrating_ = 0;  // attempt(): the contact of its last Penetration outcome
   VectorX rest_gaps_, rest_mu_, rest_e_, rest_vminus_;
-  long stats_rest_steps_ = 0;
   std::vector<Contact> current_view_, contacts_, found_, touching_, rest_;
   std::vector<int> slow_;
   std::string message_;

@@ -88,9 +88,8 @@ bool TimeStepping::rest_step(double h, VectorX& q1, VectorX& v1) {
   // The same test as attempt()'s, over every contact at q₁.
   detect(q1, touch_margin(opt_), found_);
   for (const Contact& c : found_) {
-    if (c.gap < -touch_margin(opt_) && !in_beta(c.id) && c.gap < start_gap(c.id) - touch_margin(opt_)) return false;
+    if (penetrates(c)) return false;
   }
-  ++stats_rest_steps_;
   return true;
 }
 
