@@ -26,6 +26,9 @@ namespace plume::detail {
 
 namespace {
 constexpr int kReducedRows = 36;  // constraint rows from which dynamics_full solves in the nv-space
+// A's regularisation δ relative to its largest diagonal entry (dynamics_full).
+constexpr double kSymmetricReg = 1e-12;
+constexpr double kSlidingReg = 1e-8;
 }  // namespace
 
 // The ODE: ẏ = [G(q) v; q̈].
@@ -260,10 +263,19 @@ void EventDrivenCore::dynamics_full(const VectorX& qq, const VectorX& vv, Eigen:
       Ar(r, sc) = v;
     }
   }
-  // Dependent constraints (four corners of a flat face) leave A singular:
-  // a tiny regularisation picks the minimum-norm forces, q̈ is unaffected.
-  const double delta = 1e-12 * std::max(1e-12, Ar.diagonal().cwiseAbs().maxCoeff());
-  Ar.diagonal().array() += delta;
+  // Dependent constraints (four corners of a flat face) leave A singular;
+  // A + δI is solved instead (δ relative to A's largest diagonal entry).
+  // Symmetric A (no sliding contact): δ → 0 picks the minimum-norm forces,
+  // and their ill-determined part, Gλ = 0, does not reach q̈, so δ = 1e-12.
+  // Non-symmetric A (a sliding contact): a dependent split of the normal
+  // forces also sets the friction μλᵢ along each slide, so it reaches q̈, and
+  // A + δI amplifies rounding into it by ‖A‖/δ: at 1e-12 that makes q̈ noisy
+  // at 1e-4 relative, which dopri5 at 1e-10 resolves with 1e-6 s steps. So
+  // δ = 1e-8 (rounding amplified to ~1e-8), and solve_A removes the bias
+  // this leaves on the determined part by one refinement against A itself:
+  // the same limit as δ → 0, with an error (δ/σ)² in place of δ/σ.
+  reg_delta = (symmetric ? kSymmetricReg : kSlidingReg) * std::max(1e-12, Ar.diagonal().cwiseAbs().maxCoeff());
+  Ar.diagonal().array() += reg_delta;
   factor_A(rows);
   lam.head(rows) = rhs;
   solve_A(rows, lam);
@@ -432,9 +444,19 @@ void EventDrivenCore::factor_A(int rows) {
   if (use_lu) lu.compute(Ar);
 }
 
-// rhs ← A⁻¹ rhs on its first `rows` entries, with factor_A's factors.
+// rhs ← A⁻¹ rhs on its first `rows` entries, with factor_A's factors (of
+// A + δI). Non-symmetric A: x₀ = (A + δI)⁻¹r, then x₁ = x₀ + (A + δI)⁻¹(r − A x₀),
+// A x₀ = (A + δI)x₀ − δx₀ from the matrix factor_A left in A.
 void EventDrivenCore::solve_A(int rows, VectorX& rhs) {
-  if (use_lu) {
+  if (use_lu && !symmetric) {
+    auto r = refine.head(rows);
+    r = rhs.head(rows);
+    rhs.head(rows) = lu.solve(rhs.head(rows));
+    r.noalias() -= A.topLeftCorner(rows, rows) * rhs.head(rows);
+    r += reg_delta * rhs.head(rows);
+    r = lu.solve(r);
+    rhs.head(rows) += r;
+  } else if (use_lu) {
     rhs.head(rows) = lu.solve(rhs.head(rows));
   } else {
     cholesky_solve(Lc.data(), rows, Lc.outerStride(), rhs.data());
@@ -513,6 +535,7 @@ void EventDrivenCore::ensure(int na) {
   Ddv.resize(2 * cap);
   b.resize(3 * cap);
   lam.resize(3 * cap);
+  refine.resize(3 * cap);
 }
 
 Eigen::Ref<VectorX> EventDrivenCore::x_scratch() {

@@ -211,6 +211,8 @@ struct EventDrivenCore {
   MatrixX Lc;
   bool use_lu = false;
   Eigen::PartialPivLU<MatrixX> lu;
+  double reg_delta = 0.0;  // the δ added to A's diagonal
+  VectorX refine;          // solve_A's residual (non-symmetric A)
   // Many more rows than dofs (stacks, pyramids): the nv-space solve
   // (dynamics_full) and its factor P = KKᵀ.
   bool reduced = false;
