@@ -83,9 +83,6 @@ class TimeStepping final : public SchemeBase {
   // tries settle() makes.
   static constexpr double kJamStep = 1e-9;
   static constexpr int kMaxJams = 3;
-  // A slide slower than zeno_speed that stops within this fraction of a
-  // step makes the step a velocity-level one (time_stepping_rest.cpp).
-  static constexpr double kSlowStop = 1e-2;
 
   // A persistent contact (in β): touching with ζ = 0.
   struct Tracked {

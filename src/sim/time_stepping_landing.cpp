@@ -53,8 +53,7 @@ double TimeStepping::land(double h) {
 // The earliest secant root of the sliding speeds of β's sliding contacts,
 // which run from u₀ > 0 at the step's start to u₁ < −slip_velocity at
 // (q1, v1) after h; +∞ when none reverses. slow_stop_: every slide that
-// reverses is slower than zeno_speed at the start and the earliest stops
-// within kSlowStop of the step.
+// reverses is slower than zeno_speed at the start.
 double TimeStepping::sliding_reversal(const VectorX& q1, const VectorX& v1, double h) {
   const Model& m = model();
   double h_stick = kInf;
@@ -75,7 +74,7 @@ double TimeStepping::sliding_reversal(const VectorX& q1, const VectorX& v1, doub
     h_stick = std::min(h_stick, h * u0 / (u0 - u1));
     slow = slow && u0 < opt_.zeno_speed;
   }
-  slow_stop_ = slow && h_stick < kSlowStop * h;
+  slow_stop_ = slow && std::isfinite(h_stick);
   return h_stick;
 }
 

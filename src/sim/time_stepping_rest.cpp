@@ -2,9 +2,11 @@
 // velocity-level step. Two things cut the trapezoid's steps to ~1e-8 s on a
 // body lying on many dependent contacts (a humanoid on its back: soles,
 // pelvis, hands, joint limits), while it creeps at µm/s:
-//  - a slide slower than zeno_speed that stops almost at once (the force
+//  - a slide slower than zeno_speed that stops within the step (the force
 //    LCP shares the friction of the dependent contacts, one of them
-//    reverses each step, and the step lands on its stop);
+//    reverses each step, and the step lands on its stop; a slide of µm/s
+//    that turns, pushed across by the body, reverses along its direction
+//    of the step's start every fraction of a microsecond without stopping);
 //  - a touching contact that separates slower than zeno_speed (left so by a
 //    plastic impact among dependent contacts) and returns within the step.
 // Followed exactly, each is an event of a flight or a slide lasting 1e-8 s.
@@ -33,7 +35,7 @@ namespace plume::detail {
 
 // Whether the attempt that just failed with `outcome` failed only on motion
 // slower than zeno_speed (see above): every slide it saw reverse was slower
-// and the earliest stopped within kSlowStop of the step, or the contact it
+// (whenever in the step it stops), or the contact it
 // found penetrating touched at the step's start and separated slower while
 // other contacts persist (β not empty: the dependent contacts a plastic
 // impact among them leaves separating at µm/s; a lone body's slow bounce,
