@@ -930,7 +930,10 @@ int simulate_world(const SimulateArgs& args, const std::string& world_path, cons
   if (run.have_statistics) {
     out << "  events: " << st.events << " (" << st.impacts << " impacts), steps: " << st.steps
               << ", LCP solves: " << st.lcp_solves << "\n";
-    if (st.fallbacks > 0) {
+    if (st.fallbacks > 0 && options.scheme == Scheme::TimeStepping) {
+      out << "  friction-box fallbacks: " << st.fallbacks
+          << " (force problems Lemke left unsolved, solved with box friction by projected Gauss-Seidel)\n";
+    } else if (st.fallbacks > 0) {
       out << "  velocity-level fallbacks: " << st.fallbacks << " (" << short_number(st.fallback_time)
                 << " s; the force LCP was left unsolved there, see events.csv kind fallback)\n";
     }
