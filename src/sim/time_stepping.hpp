@@ -165,6 +165,13 @@ class TimeStepping final : public SchemeBase {
   // ---- step 4 below zeno_speed: the velocity-level step (time_stepping_rest.cpp) -------------
   bool slow_failure(Outcome outcome);
   bool rest_step(double h, VectorX& q1, VectorX& v1);
+  // The velocity-level impulse problem of a step h over the touching
+  // contacts (rest_step's, and jam()'s as h → 0): v⁻ = v + h H⁻¹(τ − C),
+  // plastic, ζ⁺ ≥ −φ/h with φ the gaps (`with_gaps`) or 0, friction in the
+  // polyhedral cone with maximal dissipation; `compliance_retries`: where
+  // dependent contacts defeat Lemke on the rigid problem, light compliances
+  // (their impulses in least-squares share), as impacts().
+  const ImpactSolution& velocity_level_impulses(double h, bool with_gaps, bool compliance_retries);
 
   // ---- step 5: drift, impacts, the new β and its forces ---------------------------------------
   // project() and no_energy_gain() return whether data_ holds the forward
@@ -187,7 +194,7 @@ class TimeStepping final : public SchemeBase {
   std::vector<double> slide_speed0_;
   bool slow_stop_ = false;         // sliding_reversal(): its earliest stop was slow (slow_failure())
   std::uint64_t penetrating_ = 0;  // attempt(): the contact of its last Penetration outcome
-  VectorX rest_gaps_, rest_mu_, rest_e_, rest_vminus_;
+  VectorX level_gaps_, level_mu_, level_e_, level_vminus_;  // velocity_level_impulses()
   std::vector<Contact> current_view_, contacts_, found_, touching_, rest_;
   std::vector<int> slow_;
   std::string message_;
@@ -218,7 +225,7 @@ class TimeStepping final : public SchemeBase {
   VectorX proj_phi_, proj_Kdv_, proj_Tdv_, proj_Ddv_;
   HMetricCorrection hmetric_;
   // impacts() -> settle(): ζ of the touching contacts at (zeta_q_, zeta_v_)
-  VectorX imp_zeta_, imp_mu_, imp_e_, zeta_q_, zeta_v_, jam_gaps_, jam_vminus_;
+  VectorX imp_zeta_, imp_mu_, imp_e_, zeta_q_, zeta_v_;
   bool zeta_known_ = false;
   std::vector<Tracked> previous_;
   // detect(): the last configuration, margin and contacts

@@ -143,23 +143,8 @@ bool TimeStepping::jam(int attempt) {
   const Model& m = model();
   const int n = static_cast<int>(touching_.size());
   if (n == 0) return false;
-  jam_gaps_.resize(n);
-  imp_mu_.resize(n);
-  imp_e_.setZero(n);
-  double unused = 0.0;
-  for (int i = 0; i < n; ++i) {
-    jam_gaps_(i) = touching_[static_cast<std::size_t>(i)].gap;
-    parameters_of(touching_[static_cast<std::size_t>(i)], imp_mu_(i), unused);
-  }
   const double h = kJamStep * std::pow(100.0, attempt);
-  jam_vminus_ = v_ + h * unchecked::aba(m, data_, q_, v_, applied_tau_at(v_));
-  ImpactOptions io;
-  io.friction = imp_mu_.maxCoeff() > 0.0 ? FrictionModel::PolyhedralCone : FrictionModel::None;
-  io.cone_directions = opt_.cone_directions;
-  io.time_step = h;
-  io.gaps = jam_gaps_;
-  const ImpactSolution& s = solver_.impact(m, data_, q_, jam_vminus_, touching_, imp_e_, imp_mu_, io);
-  ++stats_.lcp_solves;
+  const ImpactSolution& s = velocity_level_impulses(h, true, false);
   if (s.status != ContactStatus::Solved) {
     message_ += "; the tangential impact failed too: " + contact_failure_words(s.status, s.message);
     return false;

@@ -52,40 +52,48 @@ bool TimeStepping::slow_failure(Outcome outcome) {
   return false;
 }
 
+// (the problem: time_stepping.hpp)
+const ImpactSolution& TimeStepping::velocity_level_impulses(double h, bool with_gaps, bool compliance_retries) {
+  const Model& m = model();
+  const int n = static_cast<int>(touching_.size());
+  level_gaps_.setZero(n);
+  level_mu_.resize(n);
+  level_e_.setZero(n);
+  double unused = 0.0;
+  for (int i = 0; i < n; ++i) {
+    const Contact& c = touching_[static_cast<std::size_t>(i)];
+    if (with_gaps) level_gaps_(i) = c.gap;
+    parameters_of(c, level_mu_(i), unused);
+  }
+  level_vminus_ = v_ + h * unchecked::aba(m, data_, q_, v_, applied_tau_at(v_));
+  ++stats_.rhs_evaluations;
+  unchecked::forward_kinematics(m, data_, q_, v_);
+  ImpactOptions io;
+  io.friction = n > 0 && level_mu_.maxCoeff() > 0.0 ? FrictionModel::PolyhedralCone : FrictionModel::None;
+  io.cone_directions = opt_.cone_directions;
+  io.time_step = h;
+  io.gaps = level_gaps_;
+  const ImpactSolution* sp = &solver_.impact(m, data_, q_, level_vminus_, touching_, level_e_, level_mu_, io);
+  ++stats_.lcp_solves;
+  for (const double compliance : {1e-8, 1e-6, 1e-4}) {
+    if (!compliance_retries || sp->status == ContactStatus::Solved || sp->status == ContactStatus::Infeasible) break;
+    io.compliance = compliance;
+    sp = &solver_.impact(m, data_, q_, level_vminus_, touching_, level_e_, level_mu_, io);
+    ++stats_.lcp_solves;
+  }
+  return *sp;
+}
+
 // The velocity-level step of length h from (t_, q_, v_) over the contacts
 // touching at q_ (settle()'s detection); false, with q1 and v1 not to be
 // used, when its impulse problem is unsolved or the step carries a contact
 // that was not touching into its surface (then h is cut as usual).
 bool TimeStepping::rest_step(double h, VectorX& q1, VectorX& v1) {
   const Model& m = model();
-  const int n = static_cast<int>(touching_.size());
-  if (n == 0) return false;
-  rest_gaps_.setZero(n);
-  rest_mu_.resize(n);
-  rest_e_.setZero(n);
-  double unused = 0.0;
-  for (int i = 0; i < n; ++i) {
-    parameters_of(touching_[static_cast<std::size_t>(i)], rest_mu_(i), unused);
-  }
-  rest_vminus_ = v_ + h * unchecked::aba(m, data_, q_, v_, applied_tau_at(v_));
-  ++stats_.rhs_evaluations;
-  unchecked::forward_kinematics(m, data_, q_, v_);
-  ImpactOptions io;
-  io.friction = rest_mu_.maxCoeff() > 0.0 ? FrictionModel::PolyhedralCone : FrictionModel::None;
-  io.cone_directions = opt_.cone_directions;
-  io.time_step = h;
-  io.gaps = rest_gaps_;
-  const ImpactSolution* sp = &solver_.impact(m, data_, q_, rest_vminus_, touching_, rest_e_, rest_mu_, io);
-  ++stats_.lcp_solves;
-  // (dependent contacts that defeat Lemke: their impulses in least-squares share, as impacts())
-  for (const double compliance : {1e-8, 1e-6, 1e-4}) {
-    if (sp->status == ContactStatus::Solved || sp->status == ContactStatus::Infeasible) break;
-    io.compliance = compliance;
-    sp = &solver_.impact(m, data_, q_, rest_vminus_, touching_, rest_e_, rest_mu_, io);
-    ++stats_.lcp_solves;
-  }
-  if (sp->status != ContactStatus::Solved) return false;
-  v1 = sp->v_plus;
+  if (touching_.empty()) return false;
+  const ImpactSolution& s = velocity_level_impulses(h, false, true);
+  if (s.status != ContactStatus::Solved) return false;
+  v1 = s.v_plus;
   integrate(m, q_, v1, h, q1);
   // The same test as attempt()'s, over every contact at q₁.
   detect(q1, touch_margin(opt_), found_);
