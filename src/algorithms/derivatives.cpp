@@ -28,6 +28,9 @@
 #include "plume/algorithms/derivatives.hpp"
 
 #include <cmath>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <type_traits>
 
 #include "checks.hpp"
@@ -469,6 +472,30 @@ void derivative_backward_pass(const Model& model, Data& data, MatrixX& Dq, Matri
 template <int W, int B, class Terms>
 PLUME_INLINE void gather_chunk(double* const* y, const double* const* X, Eigen::Index ld, Eigen::Index r, double sc,
                                const Terms& terms) {
+#if defined(__SSE2__)
+  if constexpr (W % 2 == 0) {
+    // Pairs of rows in SSE2 registers, written out: left to itself, GCC
+    // vectorised across consecutive terms instead (two columns' entries
+    // packed by hand, then unpacked), with spills.
+    constexpr int P = W / 2;
+    __m128d acc[B][P];
+    for (int b = 0; b < B; ++b) {
+      for (int t = 0; t < P; ++t) acc[b][t] = _mm_loadu_pd(y[b] + r + 2 * t);
+    }
+    terms([&](double c, Eigen::Index col) PLUME_LAMBDA_INLINE {
+      const __m128d cc = _mm_set1_pd(c);
+      for (int b = 0; b < B; ++b) {
+        const double* x = X[b] + col * ld + r;
+        for (int t = 0; t < P; ++t) acc[b][t] = _mm_sub_pd(acc[b][t], _mm_mul_pd(cc, _mm_loadu_pd(x + 2 * t)));
+      }
+    });
+    const __m128d s2 = _mm_set1_pd(sc);
+    for (int b = 0; b < B; ++b) {
+      for (int t = 0; t < P; ++t) _mm_storeu_pd(y[b] + r + 2 * t, _mm_mul_pd(s2, acc[b][t]));
+    }
+    return;
+  }
+#endif
   double acc[B][W];
   for (int b = 0; b < B; ++b) {
     for (int t = 0; t < W; ++t) acc[b][t] = y[b][r + t];
