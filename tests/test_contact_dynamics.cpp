@@ -570,6 +570,55 @@ TEST(ContactDynamics, VelocityLevelStepMatchesItsClosedForms) {
   EXPECT_THROW(solver.impact(m, d, q, v, one, VectorX::Zero(4), VectorX::Zero(4), bad), ArgumentError);
 }
 
+// ImpactOptions::reuse_basis: velocity-level steps in a row over the same
+// contacts. A box sliding flat (as above) keeps its basis while it slides:
+// the second step takes no pivot and still loses exactly μ g h of its
+// speed; a box too slow to slide through the step sticks (another basis:
+// Lemke pivots, v⁺ tangential 0); contacts in another order are another
+// problem (Lemke pivots) with the same closed form.
+TEST(ContactDynamics, ReusedBasisKeepsTheClosedFormAndFallsBackToLemke) {
+  ModelBuilder b("box");
+  const Vec3 size(0.4, 0.3, 0.2);
+  const double mass = 2.0, mu = 0.5, h = 1e-3;
+  const int box = add_free_body(b, "box", Box{size}, mass, box_inertia(mass, size));
+  const Model m = b.build();
+  Data d(m);
+  ContactSolver solver(m);
+  ImpactOptions io;
+  io.friction = FrictionModel::PolyhedralCone;
+  io.time_step = h;
+  io.gaps = VectorX::Zero(4);
+  io.reuse_basis = true;
+  VectorX q = neutral_configuration(m);
+  set_pose(m, q, box, Mat3::Identity(), Vec3(0.0, 0.0, 0.1));
+  const std::vector<Contact> contacts = detect(m, d, q, {ground_plane()});
+  ASSERT_EQ(contacts.size(), 4u);
+  const VectorX g_step = h * aba(m, d, q, VectorX::Zero(m.nv()), VectorX::Zero(m.nv()));
+  auto step = [&](double u0, const std::vector<Contact>& cs, double& u_plus) {
+    VectorX v = VectorX::Zero(m.nv());
+    set_velocity(m, v, box, Mat3::Identity(), Vec3(u0, 0, 0), Vec3::Zero());
+    const ImpactSolution& s = solver.impact(m, d, q, v + g_step, cs, VectorX::Zero(4), VectorX::Constant(4, mu), io);
+    EXPECT_EQ(s.status, ContactStatus::Solved) << s.message;
+    EXPECT_NEAR(s.impulse.sum(), mass * g * h, 1e-12);
+    u_plus = s.v_plus(m.joint(box).v_index + 3);
+    return s.pivots;
+  };
+  double u = 0.0;
+  EXPECT_GT(step(1.0, contacts, u), 0);
+  EXPECT_NEAR(u, 1.0 - mu * g * h, 1e-12);
+  EXPECT_EQ(step(0.9, contacts, u), 0);  // the same basis
+  EXPECT_NEAR(u, 0.9 - mu * g * h, 1e-12);
+  EXPECT_EQ(step(0.5, contacts, u), 0);
+  EXPECT_NEAR(u, 0.5 - mu * g * h, 1e-12);
+  EXPECT_GT(step(0.1 * mu * g * h, contacts, u), 0);  // sticks: the basis changed
+  EXPECT_NEAR(u, 0.0, 1e-12);
+  const std::vector<Contact> reversed(contacts.rbegin(), contacts.rend());
+  EXPECT_GT(step(0.8, reversed, u), 0);  // other contacts: Lemke
+  EXPECT_NEAR(u, 0.8 - mu * g * h, 1e-12);
+  EXPECT_EQ(step(0.7, reversed, u), 0);
+  EXPECT_NEAR(u, 0.7 - mu * g * h, 1e-12);
+}
+
 TEST(ContactDynamics, InputsAreChecked) {
   TwoSpheres sp;
   Data d(sp.m);

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <sstream>
 
+#include <Eigen/LU>
+
 #include "plume/algorithms/cholesky.hpp"
 #include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/kinematics.hpp"
@@ -551,6 +553,54 @@ void ContactSolver::finish_solution(const Model&, Data&, const ContactSolveOptio
   }
 }
 
+const LcpResult* ContactSolver::last_basis(const Eigen::Ref<const MatrixX>& A, const Eigen::Ref<const VectorX>& b,
+                                           const std::vector<Contact>& contacts, double compliance) {
+  const Eigen::Index n = A.rows();
+  if (basis_n_ != n || basis_compliance_ != compliance || basis_ids_.size() != contacts.size()) return nullptr;
+  for (std::size_t i = 0; i < contacts.size(); ++i) {
+    if (basis_ids_[i] != contacts[i].id) return nullptr;
+  }
+  const Eigen::Index nb = static_cast<Eigen::Index>(basis_.size());
+  LcpResult& r = basis_result_;
+  r.lambda.setZero(n);
+  if (nb > 0) {
+    basis_A_.resize(nb, nb);
+    basis_b_.resize(nb);
+    for (Eigen::Index i = 0; i < nb; ++i) {
+      basis_b_(i) = -b(basis_[static_cast<std::size_t>(i)]);
+      for (Eigen::Index j = 0; j < nb; ++j) basis_A_(i, j) = A(basis_[static_cast<std::size_t>(i)], basis_[static_cast<std::size_t>(j)]);
+    }
+    const Eigen::PartialPivLU<MatrixX> lu(basis_A_);
+    const VectorX x = lu.solve(basis_b_);
+    if (!x.allFinite()) return nullptr;
+    for (Eigen::Index i = 0; i < nb; ++i) r.lambda(basis_[static_cast<std::size_t>(i)]) = std::max(x(i), 0.0);
+  }
+  // Lemke's own acceptance of a final basis (lcp.hpp): the residual within
+  // its default tolerance and a bounded amplification.
+  r.residual = lcp_residual(A, b, r.lambda);
+  r.tolerance = lcp_default_residual_tolerance(A, b, r.lambda);
+  if (!(r.residual <= r.tolerance) || !(lcp_amplification(A, b, r.lambda) <= lcp_max_amplification())) return nullptr;
+  r.w.noalias() = A * r.lambda;
+  r.w += b;
+  r.status = LcpStatus::Solved;
+  r.pivots = 0;
+  r.basic = basis_;
+  r.message = "the last step's basis solves it";
+  return &r;
+}
+
+void ContactSolver::keep_basis(const LcpResult& r, const std::vector<Contact>& contacts, double compliance) {
+  if (r.status != LcpStatus::Solved) {
+    basis_n_ = -1;
+    return;
+  }
+  basis_n_ = r.lambda.size();
+  basis_compliance_ = compliance;
+  if (&r.basic != &basis_) basis_ = r.basic;
+  basis_ids_.resize(contacts.size());
+  for (std::size_t i = 0; i < contacts.size(); ++i) basis_ids_[i] = contacts[i].id;
+}
+
 const ImpactSolution& ContactSolver::impact(const Model& model, Data& data, const Eigen::Ref<const VectorX>& q,
                                             const Eigen::Ref<const VectorX>& v_minus,
                                             const std::vector<Contact>& contacts,
@@ -647,7 +697,9 @@ const ImpactSolution& ContactSolver::impact(const Model& model, Data& data, cons
         A(m + a, stick_[a]) = mu(stick_[a]);
         for (int j = 0; j < k; ++j) A(m + a, nc_ + a * k + j) = -1.0;
       }
-      r = &lemke(A, b, m);
+      r = options.reuse_basis ? last_basis(A, b, contacts, options.compliance) : nullptr;
+      if (!r) r = &lemke(A, b, m);
+      if (options.reuse_basis) keep_basis(*r, contacts, options.compliance);
       apply_Hinv(model, data, YG, r->lambda.head(m), x_);
     }
     s.status = status_of(*r, false);

@@ -73,6 +73,7 @@ const ImpactSolution& TimeStepping::velocity_level_impulses(double h, bool with_
   io.cone_directions = opt_.cone_directions;
   io.time_step = h;
   io.gaps = level_gaps_;
+  io.reuse_basis = !with_gaps;  // (velocity-level steps in a row; not the rare tangential impact)
   const ImpactSolution* sp = &solver_.impact(m, data_, q_, level_vminus_, touching_, level_e_, level_mu_, io);
   ++stats_.lcp_solves;
   for (const double compliance : {1e-8, 1e-6, 1e-4}) {

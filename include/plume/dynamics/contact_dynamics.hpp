@@ -125,6 +125,13 @@ struct ImpactOptions {
   /// constraint-force mixing). 0: rigid. Dependent contacts (more touching
   /// points than freedoms) then get the unique least-squares share.
   double compliance = 0.0;
+  /// Try the basis of the last impact() that set this flag, when it had the
+  /// same contacts (ids, in order) and problem: λ_J from A_JJ λ_J = −b_J,
+  /// accepted only if it solves the LCP to Lemke's own residual and
+  /// amplification tests; otherwise (and the first time) Lemke pivots as
+  /// usual. Velocity-level steps in a row over the same contacts usually
+  /// keep their basis: one solve of its size instead of a pivot sequence.
+  bool reuse_basis = false;
 };
 
 struct ImpactSolution {
@@ -187,6 +194,11 @@ class ContactSolver {
                  const ContactSolveOptions& options);
   void grow_directions(int k);
   const LcpResult& lemke(const Eigen::Ref<const MatrixX>& A, const Eigen::Ref<const VectorX>& b, int rows);
+  // impact() with ImpactOptions::reuse_basis: the last basis, if it solves
+  // LCP(A, b) (nullptr if not, or if the problem is not the last one's).
+  const LcpResult* last_basis(const Eigen::Ref<const MatrixX>& A, const Eigen::Ref<const VectorX>& b,
+                              const std::vector<Contact>& contacts, double compliance);
+  void keep_basis(const LcpResult& r, const std::vector<Contact>& contacts, double compliance);
   void finish_solution(const Model& model, Data& data, const ContactSolveOptions& options);
 
   int nv_ = 0;
@@ -205,6 +217,14 @@ class ContactSolver {
   PgsSolver pgs_;
   LcpResult regularised_;
   VectorX bpert_;
+  // reuse_basis: the last basis and the problem it solved
+  std::vector<int> basis_;
+  std::vector<std::uint64_t> basis_ids_;
+  Eigen::Index basis_n_ = -1;
+  double basis_compliance_ = 0.0;
+  MatrixX basis_A_;
+  VectorX basis_b_;
+  LcpResult basis_result_;
   ContactSolution solution_;
   ImpactSolution impact_;
 };
