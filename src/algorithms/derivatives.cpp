@@ -545,7 +545,9 @@ PLUME_FLATTEN void inverse_and_products(const Model& model, Data& data) {
   double* const Xs[2] = {data.ddq_dq.data(), data.ddq_dv.data()};
   const double* const Xc[2] = {Xs[0], Xs[1]};
   const double* const Mc[1] = {M};
-  data.Minv.setIdentity();
+  // (Eigen's setIdentity() visits the entries one by one with a test each.)
+  data.Minv.setZero();
+  data.Minv.diagonal().setOnes();
   for (int j = n - 1; j >= 0; --j) {
     // (Dofs in (j, e] outside j's subtree have L(i, j) = 0: no term.)
     const int e = model.dof_subtree_end(j);
