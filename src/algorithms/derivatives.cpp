@@ -28,6 +28,7 @@
 #include "plume/algorithms/derivatives.hpp"
 
 #include <cmath>
+#include <utility>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -587,6 +588,42 @@ PLUME_FLATTEN void inverse_and_products(const Model& model, Data& data) {
   }
 }
 
+/// A ← Aᵀ for a square column-major matrix, in place, by 2×2 blocks (a
+/// block and its mirror swapped through two SSE2 unpacks each).
+void transpose_in_place(MatrixX& A) {
+  const Eigen::Index n = A.rows();
+  double* a = A.data();
+  Eigen::Index c = 0;
+#if defined(__SSE2__)
+  for (; c + 2 <= n; c += 2) {
+    double* c0 = a + c * n;
+    double* c1 = c0 + n;
+    // The diagonal block: swap (c + 1, c) and (c, c + 1).
+    std::swap(c0[c + 1], c1[c]);
+    for (Eigen::Index r = c + 2; r + 2 <= n; r += 2) {
+      // Block (r, c) (below) and block (c, r) (above).
+      double* r0 = a + r * n;
+      double* r1 = r0 + n;
+      const __m128d b0 = _mm_loadu_pd(c0 + r), b1 = _mm_loadu_pd(c1 + r);
+      const __m128d u0 = _mm_loadu_pd(r0 + c), u1 = _mm_loadu_pd(r1 + c);
+      _mm_storeu_pd(r0 + c, _mm_unpacklo_pd(b0, b1));
+      _mm_storeu_pd(r1 + c, _mm_unpackhi_pd(b0, b1));
+      _mm_storeu_pd(c0 + r, _mm_unpacklo_pd(u0, u1));
+      _mm_storeu_pd(c1 + r, _mm_unpackhi_pd(u0, u1));
+    }
+    if (n % 2 == 1) {
+      // The last row against these two columns.
+      const Eigen::Index r = n - 1;
+      std::swap(c0[r], a[r * n + c]);
+      std::swap(c1[r], a[r * n + c + 1]);
+    }
+  }
+#endif
+  for (; c < n; ++c) {
+    for (Eigen::Index r = c + 1; r < n; ++r) std::swap(a[c * n + r], a[r * n + c]);
+  }
+}
+
 }  // namespace
 
 namespace unchecked {
@@ -611,8 +648,8 @@ void aba_derivatives(const Model& model, Data& data, const VecRef& q, const VecR
   // ∂q̈/∂x = −H⁻¹ ∂τ/∂x at q̈ (differentiate H q̈ + C = τ): sparse solves on
   // the rows of (∂τ/∂x)ᵀ with the factor of H, and H⁻¹ itself.
   inverse_and_products(model, data);
-  data.ddq_dq.transposeInPlace();
-  data.ddq_dv.transposeInPlace();
+  transpose_in_place(data.ddq_dq);
+  transpose_in_place(data.ddq_dv);
 }
 
 }  // namespace unchecked
