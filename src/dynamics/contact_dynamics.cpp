@@ -442,7 +442,9 @@ void ContactSolver::solve_cone(const Model& model, Data& data, const std::vector
     A(m + a, i) = mu(i);                                         // μ λ
     for (int j = 0; j < k; ++j) A(m + a, nc_ + a * k + j) = -1.0;  // −Eᵀ β
   }
-  const LcpResult& r = lemke(A, b, m);
+  const LcpResult* kept = options.reuse_basis ? last_basis(force_basis_, A, b, contacts, 0.0) : nullptr;
+  const LcpResult& r = kept ? *kept : lemke(A, b, m);
+  if (options.reuse_basis) keep_basis(force_basis_, r, contacts, 0.0);
   s.status = status_of(r, !slide_.empty() || ns > 0);
   if (r.status == LcpStatus::Solved) s.status = ContactStatus::Solved;
   s.message = r.message;
@@ -553,27 +555,29 @@ void ContactSolver::finish_solution(const Model&, Data&, const ContactSolveOptio
   }
 }
 
-const LcpResult* ContactSolver::last_basis(const Eigen::Ref<const MatrixX>& A, const Eigen::Ref<const VectorX>& b,
-                                           const std::vector<Contact>& contacts, double compliance) {
+const LcpResult* ContactSolver::last_basis(const KeptBasis& kept, const Eigen::Ref<const MatrixX>& A,
+                                           const Eigen::Ref<const VectorX>& b, const std::vector<Contact>& contacts,
+                                           double compliance) {
   const Eigen::Index n = A.rows();
-  if (basis_n_ != n || basis_compliance_ != compliance || basis_ids_.size() != contacts.size()) return nullptr;
+  if (kept.n != n || kept.compliance != compliance || kept.ids.size() != contacts.size()) return nullptr;
   for (std::size_t i = 0; i < contacts.size(); ++i) {
-    if (basis_ids_[i] != contacts[i].id) return nullptr;
+    if (kept.ids[i] != contacts[i].id) return nullptr;
   }
-  const Eigen::Index nb = static_cast<Eigen::Index>(basis_.size());
+  const Eigen::Index nb = static_cast<Eigen::Index>(kept.basic.size());
   LcpResult& r = basis_result_;
   r.lambda.setZero(n);
   if (nb > 0) {
     basis_A_.resize(nb, nb);
     basis_b_.resize(nb);
     for (Eigen::Index i = 0; i < nb; ++i) {
-      basis_b_(i) = -b(basis_[static_cast<std::size_t>(i)]);
-      for (Eigen::Index j = 0; j < nb; ++j) basis_A_(i, j) = A(basis_[static_cast<std::size_t>(i)], basis_[static_cast<std::size_t>(j)]);
+      const int bi = kept.basic[static_cast<std::size_t>(i)];
+      basis_b_(i) = -b(bi);
+      for (Eigen::Index j = 0; j < nb; ++j) basis_A_(i, j) = A(bi, kept.basic[static_cast<std::size_t>(j)]);
     }
     const Eigen::PartialPivLU<MatrixX> lu(basis_A_);
     const VectorX x = lu.solve(basis_b_);
     if (!x.allFinite()) return nullptr;
-    for (Eigen::Index i = 0; i < nb; ++i) r.lambda(basis_[static_cast<std::size_t>(i)]) = std::max(x(i), 0.0);
+    for (Eigen::Index i = 0; i < nb; ++i) r.lambda(kept.basic[static_cast<std::size_t>(i)]) = std::max(x(i), 0.0);
   }
   // Lemke's own acceptance of a final basis (lcp.hpp): the residual within
   // its default tolerance and a bounded amplification.
@@ -584,21 +588,22 @@ const LcpResult* ContactSolver::last_basis(const Eigen::Ref<const MatrixX>& A, c
   r.w += b;
   r.status = LcpStatus::Solved;
   r.pivots = 0;
-  r.basic = basis_;
-  r.message = "the last step's basis solves it";
+  r.basic = kept.basic;
+  r.message = "the last basis solves it";
   return &r;
 }
 
-void ContactSolver::keep_basis(const LcpResult& r, const std::vector<Contact>& contacts, double compliance) {
+void ContactSolver::keep_basis(KeptBasis& kept, const LcpResult& r, const std::vector<Contact>& contacts,
+                               double compliance) {
   if (r.status != LcpStatus::Solved) {
-    basis_n_ = -1;
+    kept.n = -1;
     return;
   }
-  basis_n_ = r.lambda.size();
-  basis_compliance_ = compliance;
-  if (&r.basic != &basis_) basis_ = r.basic;
-  basis_ids_.resize(contacts.size());
-  for (std::size_t i = 0; i < contacts.size(); ++i) basis_ids_[i] = contacts[i].id;
+  kept.n = r.lambda.size();
+  kept.compliance = compliance;
+  if (&r.basic != &kept.basic) kept.basic = r.basic;
+  kept.ids.resize(contacts.size());
+  for (std::size_t i = 0; i < contacts.size(); ++i) kept.ids[i] = contacts[i].id;
 }
 
 const ImpactSolution& ContactSolver::impact(const Model& model, Data& data, const Eigen::Ref<const VectorX>& q,
@@ -697,9 +702,9 @@ const ImpactSolution& ContactSolver::impact(const Model& model, Data& data, cons
         A(m + a, stick_[a]) = mu(stick_[a]);
         for (int j = 0; j < k; ++j) A(m + a, nc_ + a * k + j) = -1.0;
       }
-      r = options.reuse_basis ? last_basis(A, b, contacts, options.compliance) : nullptr;
+      r = options.reuse_basis ? last_basis(impact_basis_, A, b, contacts, options.compliance) : nullptr;
       if (!r) r = &lemke(A, b, m);
-      if (options.reuse_basis) keep_basis(*r, contacts, options.compliance);
+      if (options.reuse_basis) keep_basis(impact_basis_, *r, contacts, options.compliance);
       apply_Hinv(model, data, YG, r->lambda.head(m), x_);
     }
     s.status = status_of(*r, false);

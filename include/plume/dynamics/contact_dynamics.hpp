@@ -93,6 +93,10 @@ struct ContactSolveOptions {
   VectorX slip_velocities;
   double current_tolerance = 1e-9; ///< |ζ̇| below which a contact is current [m/s²]
   PgsOptions pgs;                  ///< the Box model's solver settings
+  /// PolyhedralCone: try the basis of the last solve() that set this flag,
+  /// as ImpactOptions::reuse_basis (same contacts and problem size; kept
+  /// only if it passes Lemke's own tests; else Lemke).
+  bool reuse_basis = false;
 };
 
 struct ContactSolution {
@@ -194,11 +198,21 @@ class ContactSolver {
                  const ContactSolveOptions& options);
   void grow_directions(int k);
   const LcpResult& lemke(const Eigen::Ref<const MatrixX>& A, const Eigen::Ref<const VectorX>& b, int rows);
-  // impact() with ImpactOptions::reuse_basis: the last basis, if it solves
-  // LCP(A, b) (nullptr if not, or if the problem is not the last one's).
-  const LcpResult* last_basis(const Eigen::Ref<const MatrixX>& A, const Eigen::Ref<const VectorX>& b,
-                              const std::vector<Contact>& contacts, double compliance);
-  void keep_basis(const LcpResult& r, const std::vector<Contact>& contacts, double compliance);
+  // reuse_basis (ImpactOptions, ContactSolveOptions): the last basis of the
+  // same kind of problem over the same contacts.
+  struct KeptBasis {
+    std::vector<int> basic;
+    std::vector<std::uint64_t> ids;
+    Eigen::Index n = -1;
+    double compliance = 0.0;
+  };
+  // The kept basis, if it solves LCP(A, b) (nullptr if not, or if the
+  // problem is not the one it was kept for).
+  const LcpResult* last_basis(const KeptBasis& kept, const Eigen::Ref<const MatrixX>& A,
+                              const Eigen::Ref<const VectorX>& b, const std::vector<Contact>& contacts,
+                              double compliance);
+  static void keep_basis(KeptBasis& kept, const LcpResult& r, const std::vector<Contact>& contacts,
+                         double compliance);
   void finish_solution(const Model& model, Data& data, const ContactSolveOptions& options);
 
   int nv_ = 0;
@@ -217,11 +231,7 @@ class ContactSolver {
   PgsSolver pgs_;
   LcpResult regularised_;
   VectorX bpert_;
-  // reuse_basis: the last basis and the problem it solved
-  std::vector<int> basis_;
-  std::vector<std::uint64_t> basis_ids_;
-  Eigen::Index basis_n_ = -1;
-  double basis_compliance_ = 0.0;
+  KeptBasis impact_basis_, force_basis_;
   MatrixX basis_A_;
   VectorX basis_b_;
   LcpResult basis_result_;
