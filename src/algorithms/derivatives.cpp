@@ -467,12 +467,14 @@ void derivative_backward_pass(const Model& model, Data& data, MatrixX& Dq, Matri
 // whole column at once, in chunks of rows kept in registers while the terms
 // of a sum accumulate (a gather: loads only, one store per chunk).
 
-/// y[r] ← sc · (y[r] − Σ_t c_t x_t[r]) for r in [r0, r1), for B matrices at
-/// once (y[b], x_t[b] = column pointers into matrix b, same weights c_t):
-/// terms(f) calls f(c_t, i_t) with i_t the column index of term t.
-template <int W, int B, class Terms>
-PLUME_INLINE void gather_chunk(double* const* y, const double* const* X, Eigen::Index ld, Eigen::Index r, double sc,
-                               const Terms& terms) {
+/// y[b][r] ← sc[b] · (y[b][r] ∓ Σ_t c_t x_t[b][r]) for the rows r of one chunk
+/// [r, r + W), for B matrices at once (y[b], x_t[b] = column pointers into
+/// matrix b, same weights c_t): terms(f) calls f(c_t, i_t) with i_t the
+/// column index of term t. AddX: matrices 0 and 1 add the terms (the same
+/// bits as subtracting them with weights −c_t), matrix 2 subtracts them.
+template <int W, int B, bool AddX, class Terms>
+PLUME_INLINE void gather_chunk(double* const* y, const double* const* X, Eigen::Index ld, Eigen::Index r,
+                               const double* sc, const Terms& terms) {
 #if defined(__SSE2__)
   if constexpr (W % 2 == 0) {
     // Pairs of rows in SSE2 registers, written out: left to itself, GCC
@@ -487,11 +489,14 @@ PLUME_INLINE void gather_chunk(double* const* y, const double* const* X, Eigen::
       const __m128d cc = _mm_set1_pd(c);
       for (int b = 0; b < B; ++b) {
         const double* x = X[b] + col * ld + r;
-        for (int t = 0; t < P; ++t) acc[b][t] = _mm_sub_pd(acc[b][t], _mm_mul_pd(cc, _mm_loadu_pd(x + 2 * t)));
+        for (int t = 0; t < P; ++t) {
+          const __m128d cx = _mm_mul_pd(cc, _mm_loadu_pd(x + 2 * t));
+          acc[b][t] = (AddX && b < 2) ? _mm_add_pd(acc[b][t], cx) : _mm_sub_pd(acc[b][t], cx);
+        }
       }
     });
-    const __m128d s2 = _mm_set1_pd(sc);
     for (int b = 0; b < B; ++b) {
+      const __m128d s2 = _mm_set1_pd(sc[b]);
       for (int t = 0; t < P; ++t) _mm_storeu_pd(y[b] + r + 2 * t, _mm_mul_pd(s2, acc[b][t]));
     }
     return;
@@ -504,28 +509,46 @@ PLUME_INLINE void gather_chunk(double* const* y, const double* const* X, Eigen::
   terms([&](double c, Eigen::Index col) PLUME_LAMBDA_INLINE {
     for (int b = 0; b < B; ++b) {
       const double* x = X[b] + col * ld + r;
-      for (int t = 0; t < W; ++t) acc[b][t] -= c * x[t];
+      for (int t = 0; t < W; ++t) {
+        if (AddX && b < 2) {
+          acc[b][t] += c * x[t];
+        } else {
+          acc[b][t] -= c * x[t];
+        }
+      }
     }
   });
   for (int b = 0; b < B; ++b) {
-    for (int t = 0; t < W; ++t) y[b][r + t] = sc * acc[b][t];
+    for (int t = 0; t < W; ++t) y[b][r + t] = sc[b] * acc[b][t];
   }
 }
 
-template <int B, class Terms>
-PLUME_INLINE void gather_rows(double* const* y, const double* const* X, Eigen::Index ld, Eigen::Index r0,
-                              Eigen::Index r1, double sc, const Terms& terms) {
-  Eigen::Index r = r0;
-  for (; r + 8 <= r1; r += 8) gather_chunk<8, B>(y, X, ld, r, sc, terms);
+/// Rows [0, r1) of the three matrices y[0], y[1] (X) and y[2] (H⁻¹), in
+/// chunks of 8 (4, 2, 1) rows: chunks that end at or before row s update X
+/// only, the others all three (same weights; rows of H⁻¹ below s are in its
+/// upper triangle, which the mirror at the end overwrites).
+template <bool AddX, class Terms>
+PLUME_INLINE void gather_rows_split(double* const* y, const double* const* X, Eigen::Index ld, Eigen::Index r1,
+                                    Eigen::Index s, const double* sc, const Terms& terms) {
+  const auto chunk = [&](auto w, Eigen::Index r) PLUME_LAMBDA_INLINE {
+    constexpr int W = decltype(w)::value;
+    if (r + W <= s) {
+      gather_chunk<W, 2, AddX>(y, X, ld, r, sc, terms);
+    } else {
+      gather_chunk<W, 3, AddX>(y, X, ld, r, sc, terms);
+    }
+  };
+  Eigen::Index r = 0;
+  for (; r + 8 <= r1; r += 8) chunk(std::integral_constant<int, 8>{}, r);
   if (r + 4 <= r1) {
-    gather_chunk<4, B>(y, X, ld, r, sc, terms);
+    chunk(std::integral_constant<int, 4>{}, r);
     r += 4;
   }
   if (r + 2 <= r1) {
-    gather_chunk<2, B>(y, X, ld, r, sc, terms);
+    chunk(std::integral_constant<int, 2>{}, r);
     r += 2;
   }
-  if (r < r1) gather_chunk<1, B>(y, X, ld, r, sc, terms);
+  if (r < r1) chunk(std::integral_constant<int, 1>{}, r);
 }
 
 /// data.Minv ← H⁻¹ and X ← −X H⁻¹ for X = data.ddq_dq, data.ddq_dv (which
@@ -538,14 +561,13 @@ PLUME_INLINE void gather_rows(double* const* y, const double* const* X, Eigen::I
 ///   to the end of j's subtree; column j of the identity on rows j to that end.
 /// - L⁻¹, root first: column i takes its ancestors' columns weighted by
 ///   L(i, j); for H⁻¹ only rows r ≥ i (the lower triangle, mirrored at the end).
+/// The three matrices are updated together (the same weights for each).
 PLUME_FLATTEN void inverse_and_products(const Model& model, Data& data) {
   const int n = model.nv();
   const Eigen::Index ld = n;
   const double* L = data.LD.data();
   double* M = data.Minv.data();
-  double* const Xs[2] = {data.ddq_dq.data(), data.ddq_dv.data()};
-  const double* const Xc[2] = {Xs[0], Xs[1]};
-  const double* const Mc[1] = {M};
+  const double* const Xc[3] = {data.ddq_dq.data(), data.ddq_dv.data(), M};
   // (Eigen's setIdentity() visits the entries one by one with a test each.)
   data.Minv.setZero();
   data.Minv.diagonal().setOnes();
@@ -554,19 +576,16 @@ PLUME_FLATTEN void inverse_and_products(const Model& model, Data& data) {
     const int e = model.dof_subtree_end(j);
     const double dinv = 1.0 / L[static_cast<Eigen::Index>(j) * ld + j];
     // The columns i > j are stored already scaled (× 1/D_i, × −1/D_i for
-    // X): the weights carry D_i (and the sign) back.
-    const auto terms_of = [&](double sign) {
-      return [=](auto&& f) PLUME_LAMBDA_INLINE {
-        for (int i = j + 1; i <= e; ++i) {
-          const double* Li = L + static_cast<Eigen::Index>(i) * ld;
-          f(sign * (Li[j] * Li[i]), i);
-        }
-      };
+    // X): the weights carry D_i (and, for X, the sign: the terms are added) back.
+    const auto terms = [=](auto&& f) PLUME_LAMBDA_INLINE {
+      for (int i = j + 1; i <= e; ++i) {
+        const double* Li = L + static_cast<Eigen::Index>(i) * ld;
+        f(Li[j] * Li[i], i);
+      }
     };
-    double* const ym[1] = {M + j * ld};
-    double* const yx[2] = {Xs[0] + j * ld, Xs[1] + j * ld};
-    gather_rows<1>(ym, Mc, ld, j, e + 1, dinv, terms_of(1.0));
-    gather_rows<2>(yx, Xc, ld, 0, e + 1, -dinv, terms_of(-1.0));
+    double* const y[3] = {data.ddq_dq.data() + j * ld, data.ddq_dv.data() + j * ld, M + j * ld};
+    const double sc[3] = {-dinv, -dinv, dinv};
+    gather_rows_split<true>(y, Xc, ld, e + 1, j, sc, terms);
   }
   for (int i = 1; i < n; ++i) {
     if (model.dof_parent(i) < 0) continue;
@@ -578,10 +597,9 @@ PLUME_FLATTEN void inverse_and_products(const Model& model, Data& data) {
         e = model.dof_parent(s);
       }
     };
-    double* const ym[1] = {M + i * ld};
-    double* const yx[2] = {Xs[0] + i * ld, Xs[1] + i * ld};
-    gather_rows<1>(ym, Mc, ld, i, n, 1.0, terms);
-    gather_rows<2>(yx, Xc, ld, 0, n, 1.0, terms);
+    double* const y[3] = {data.ddq_dq.data() + i * ld, data.ddq_dv.data() + i * ld, M + i * ld};
+    const double sc[3] = {1.0, 1.0, 1.0};
+    gather_rows_split<false>(y, Xc, ld, n, i, sc, terms);
   }
   for (int i = 0; i < n; ++i) {
     for (int r = i + 1; r < n; ++r) M[r * ld + i] = M[i * ld + r];
