@@ -693,3 +693,54 @@ TEST(HumanoidCollapse, EventDrivenSlidingOnTheGroundIsNotSlowedByRounding) {
   EXPECT_LT(r.statistics.energy_end, e0);
   EXPECT_LT(r.statistics.steps, 5207 / 5) << r.statistics.steps;
 }
+
+// The event-driven collapse at 1.35 s: lying still except a limp arm and
+// both feet, which creep (2e-5 to 1e-4 m/s) and slowly yaw, each about a
+// corner near its pivot, on 20 contacts.
+const char* const kCreepQ =
+      "-0.55686687956038 -0.00227131563938973 0.09308850564304762 0.014715735045953344 -0.690694121645258 "
+      "0.015400481768477366 0.7228332467644538 -0.010898770474354705 -0.05171776357074846 -1.1319677552791028 "
+      "2.209412891590593 0.44738113159764714 -0.008523315230188677 -0.011298884087256341 -0.05245906969935504 "
+      "-1.1485764809341725 2.243910162732251 0.42946514280889087 -0.008888382888903078 5.473387135653516e-10 "
+      "-0.0021101078878559628 -0.23572972808905313 -0.25921266262369635 0.2205249826959352 -0.1663942479716797 "
+      "0.3105388167094076 -0.2611914044260013 -0.35238555527209964 0.11705147836484205 -0.07260710124255239 "
+      "0.22583957249266592 0.25691959159848576 -0.8859563265251893 -0.4086488450259518 0.9459187810572014 "
+      "0.1124100187063269 0.2770496137967816 ";
+const char* const kCreepV =
+      "3.162353229128515e-07 1.414201306552749e-09 1.4388850336829903e-08 1.5541178993251782e-09 "
+      "2.6621313340686797e-08 -3.2113150268329945e-08 -0.014681854098337058 0.00047621902881919383 "
+      "-0.0007449201373591835 -2.7844953688925682e-05 1.2101214862102766e-05 -0.014668617813728253 "
+      "-0.014057168727590268 0.0004528554980587182 -0.0007462489153082997 2.055089436987581e-05 "
+      "-1.3107604691618064e-05 -0.014043805830518554 -1.5879381547489098e-11 -7.168507880470037e-08 "
+      "-1.6853421315889547e-06 3.176129675831941e-07 0.0016841985611452824 -0.03711699384959754 "
+      "-0.23146125570437387 0.020397153735538034 0.2550092514470607 0.0030415262857579066 0.3208498292748213 "
+      "-1.0152224033730482e-08 2.6914049512371296e-07 -1.202220587977139e-06 -4.83611365700478e-07 "
+      "1.2221696740008663e-06 -2.04075772796753e-08 4.136503442030832e-07 ";
+
+TEST(HumanoidCollapse, EventDrivenCreepingFeetTurnWithoutAnLcpEachTime) {
+  // Below kSlideFreeze a slide's friction direction is frozen. The corner
+  // near a foot's pivot turns as fast as it slows: its speed along the
+  // frozen direction reached zero every ~5 µs with |u| ≈ 4e-5 m/s left
+  // across it, and each time the force LCP over the 20 contacts was solved
+  // again (523 solves in these 4 ms) only to keep it sliding. Facts: nothing
+  // penetrates beyond the rigid scheme's 1e-9 m; without a controller the
+  // energy never rises above its start; at least 4 times fewer LCP solves
+  // (measured: 73).
+  const std::string xml = std::string(R"(<world gravity="0 0 -9.81">
+  <model name="humanoid" urdf="humanoid.urdf" root="free"><state q=")") + kCreepQ + "\" v=\"" + kCreepV +
+                          R"("/></model>
+  <ground normal="0 0 1" offset="0"/>
+  <contact mu="0.8" restitution="0"/>
+  <simulate scheme="event-driven" duration="0.004" output_rate="1000"/>
+</world>)";
+  const Scenario sc = load_world_string(xml, "creeping", PLUME_MODELS_DIR);
+  Simulator sim(sc.world, sc.options);
+  MemoryRecorder rec;
+  const SimulationResult r = sim.run(&rec);
+  ASSERT_EQ(r.status, SimulationStatus::Finished) << r.message;
+  EXPECT_EQ(r.statistics.fallbacks, 0);
+  EXPECT_LT(r.statistics.max_penetration, 1e-9);
+  const double e0 = r.statistics.energy_start;
+  for (double e : rec.energies) EXPECT_LE(e, e0 + 1e-9 * e0);
+  EXPECT_LT(r.statistics.lcp_solves, 523 / 4) << r.statistics.lcp_solves;
+}

@@ -192,7 +192,7 @@ SimulationResult EventDrivenCore::run_until(double until, Recorder* recorder) {
 // unsolved).
 EventDrivenCore::EventOutcome EventDrivenCore::handle_event(SimulationResult& result, const StepEvent& event,
                                                             double until) {
-  const bool internal = is_slide_switch(event.witness);
+  const bool internal = is_slide_switch(event.witness) || is_slide_turn(event.witness);
   emit_landings_until(t);
   if (!register_event(result)) {
     if (!rescue(result, until) || !resume_after_rescue(result)) return EventOutcome::Stop;
@@ -206,6 +206,7 @@ EventDrivenCore::EventOutcome EventDrivenCore::handle_event(SimulationResult& re
   const long fallbacks_before = stats.fallbacks;
   if (!resolve_contacts(result, until)) return EventOutcome::Stop;
   forget_resting_series();
+  forget_turns();
   if (stats.fallbacks != fallbacks_before) {
     suppressed.clear();
     if (next_sample <= t && !sample_controller(result)) return EventOutcome::Stop;

@@ -50,12 +50,13 @@ enum class WitnessKind : std::uint8_t {
   Gap,          // φ of a contact that is not active: crosses to ≤ 0 → impact / contact gain
   NormalForce,  // λ of an active contact: crosses to ≤ 0 → contact loss
   ConeMargin,   // μ λ − |f_t| of a sticking contact: crosses to ≤ 0 → slip
-  SlideSpeed,   // u_t · ŝ₀ of a slow sliding contact: crosses to ≤ 0 → stick
+  SlideSpeed,   // u_t · ŝ₀ of a slow sliding contact: crosses to ≤ 0 → stick (or a turn: is_slide_turn)
   // Internal mode switches of a sliding contact (no LCP, not logged): its
   // friction direction is u/|u| while |u| > kSlideFreeze and is frozen at ŝ₀
   // below, so that the right-hand side stays smooth through the stop, which
-  // SlideSpeed then locates exactly.
-  SlideFreeze,   // |u| − kSlideFreeze: crosses to ≤ 0 → freeze the direction
+  // SlideSpeed then locates exactly. After a repeated turn the direction
+  // follows u/|u| down to a tenth of the speed at the turn (freeze_speed).
+  SlideFreeze,   // |u| − freeze_speed: crosses to ≤ 0 → freeze the direction
   SlideRelease,  // kSlideFreeze − |u|: crosses to ≤ 0 → follow u/|u| again
 };
 
@@ -85,6 +86,7 @@ struct EventDrivenCore {
     ContactMode mode = ContactMode::Sticking;
     Vec3 slide_dir = Vec3::Zero();  // world sliding direction when the slide began (or froze)
     bool frozen = false;            // friction along slide_dir rather than u/|u| (slow slides)
+    double freeze_speed = kSlideFreeze;  // |u| at which the direction freezes (lower after a turn)
     double mu = 0.0, restitution = 0.0;
   };
 
@@ -245,6 +247,9 @@ struct EventDrivenCore {
   bool detected_at(double time, std::uint64_t id);
   double force_scale(const VectorX& w) const;
   bool is_slide_switch(int wi) const;
+  bool is_slide_turn(int wi);
+  void forget_turns();
+  std::vector<std::uint64_t> turned;  // sliding contacts whose frozen slide has turned (is_slide_turn)
   void switch_slide_mode(const Witness& w);
   bool is_suppressed(WitnessKind kind, std::uint64_t id) const;
   std::vector<Witness> witnesses;

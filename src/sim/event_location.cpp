@@ -47,7 +47,7 @@ double EventDrivenCore::sliding_witness(WitnessKind kind, int track, int a, cons
   const Vec3 u = sliding_velocity(a, vv);
   switch (kind) {
     case WitnessKind::SlideSpeed: return u.dot(current[track].slide_dir);
-    case WitnessKind::SlideFreeze: return u.norm() - kSlideFreeze;
+    case WitnessKind::SlideFreeze: return u.norm() - current[track].freeze_speed;
     case WitnessKind::SlideRelease: return kSlideFreeze - u.norm();
     default: return 1.0;
   }
@@ -318,6 +318,37 @@ bool EventDrivenCore::is_slide_switch(int wi) const {
   return wi >= 0 && (witnesses[wi].kind == WitnessKind::SlideFreeze || witnesses[wi].kind == WitnessKind::SlideRelease);
 }
 
+// A frozen slide's speed along its direction ŝ₀ reached zero while the
+// contact still slides faster than slip_velocity across it: the slide has
+// turned, not stopped, and the force LCP keeps it sliding along u/|u|
+// (ContactSolveOptions::slip_velocity). The first time, the LCP is asked
+// (it freezes every slow slide anew at its velocity). A slide that turns
+// again is one turning as fast as it slows (a foot slowly yawing about a
+// corner near its pivot: |u| ≈ 4e-5 m/s turned by 90° every ~5 µs, each
+// turn an LCP over 20 contacts): it follows u/|u| again, without an LCP,
+// until its speed falls to a tenth of that at the turn.
+bool EventDrivenCore::is_slide_turn(int wi) {
+  if (wi < 0 || witnesses[wi].kind != WitnessKind::SlideSpeed) return false;
+  memo.valid = false;
+  dynamics(q, v, x_scratch(), false);
+  const int a = active_slot(witnesses[wi].index);
+  if (a < 0 || sliding_velocity(a, v).norm() <= opt.slip_velocity) return false;
+  const std::uint64_t id = current[witnesses[wi].index].contact.id;
+  if (std::find(turned.begin(), turned.end(), id) != turned.end()) return true;
+  turned.push_back(id);
+  return false;
+}
+
+// Contacts no longer sliding leave the list of slides that turned.
+void EventDrivenCore::forget_turns() {
+  std::size_t k = 0;
+  for (const std::uint64_t id : turned) {
+    const int i = tracked_index(id);
+    if (i >= 0 && current[i].active && current[i].mode == ContactMode::Sliding) turned[k++] = id;
+  }
+  turned.resize(k);
+}
+
 void EventDrivenCore::switch_slide_mode(const Witness& w) {
   Tracked& tr = current[w.index];
   memo.valid = false;
@@ -325,6 +356,13 @@ void EventDrivenCore::switch_slide_mode(const Witness& w) {
   const int a = active_slot(w.index);
   if (a < 0) return;
   const Vec3 u = sliding_velocity(a, v);
+  if (w.kind == WitnessKind::SlideSpeed) {  // a turn (is_slide_turn): follow u/|u| down to a tenth of |u|
+    tr.slide_dir = u.normalized();
+    tr.frozen = false;
+    tr.freeze_speed = 0.1 * u.norm();
+    memo.valid = false;
+    return;
+  }
   if (w.kind == WitnessKind::SlideFreeze) {
     tr.frozen = true;
     if (u.norm() > 0.0) tr.slide_dir = u.normalized();
