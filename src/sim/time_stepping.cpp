@@ -217,7 +217,10 @@ void TimeStepping::record_sample(double time, const VectorX& q, const VectorX& v
   // The forces at the sample (a solve for the output, not counted).
   const long rhs = stats_.rhs_evaluations, lcp = stats_.lcp_solves;
   VectorX a;
-  if (accelerations(q, v, a)) {
+  output_solve_ = true;
+  const bool solved = accelerations(q, v, a);
+  output_solve_ = false;
+  if (solved) {
     const ContactSolution& s = *last_;
     unchecked::forward_kinematics(model(), data_, q, v);
     for (std::size_t k = 0; k < contacts_.size(); ++k) {

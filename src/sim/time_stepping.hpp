@@ -192,6 +192,7 @@ class TimeStepping final : public SchemeBase {
   VectorX vbar_, q0_, v0_;  // attempt(): the mean velocity of a step; advance(): the step's start
   std::vector<Tracked> beta_;
   std::vector<double> slide_speed0_;
+  bool output_solve_ = false;      // record_sample()'s force solve (no basis reuse)
   bool slow_stop_ = false;         // sliding_reversal(): its earliest stop was slow (slow_failure())
   std::uint64_t penetrating_ = 0;  // attempt(): the contact of its last Penetration outcome
   VectorX level_gaps_, level_mu_, level_e_, level_vminus_;  // velocity_level_impulses()

@@ -68,7 +68,9 @@ bool TimeStepping::accelerations(const VectorX& q, const VectorX& v, VectorX& a,
   so.friction = friction ? FrictionModel::PolyhedralCone : FrictionModel::None;
   so.cone_directions = opt_.cone_directions;
   so.slip_velocity = opt_.slip_velocity;
-  so.reuse_basis = true;  // (consecutive solves over the same contacts mostly keep their basis)
+  // Consecutive solves over the same contacts mostly keep their basis; an
+  // output's solve neither uses nor replaces it (outputs never change a run).
+  so.reuse_basis = !output_solve_;
   if (predicted) {
     slip_.resize(static_cast<Eigen::Index>(beta_.size()));
     for (std::size_t k = 0; k < beta_.size(); ++k) {
