@@ -438,15 +438,22 @@ const char* const kParadoxV =
       "-8.3078478776947193 0.023997653515881751 0.88242395654573547 -2.3082853247100128 "
       "-0.87207053703147741 3.2536501474771344 -5.9127975799851207 8.1557853907310118 ";
 
-Scenario paradox_scenario() {
+// The limp humanoid at the state (q, v) on the ground (μ = 0.8, plastic),
+// simulated as `simulate` (the <simulate> element's attributes) says.
+Scenario humanoid_on_ground(const char* q, const char* v, const char* name, const std::string& simulate) {
   const std::string xml = std::string(R"(<world gravity="0 0 -9.81">
-  <model name="humanoid" urdf="humanoid.urdf" root="free"><state q=")") + kParadoxQ + "\" v=\"" + kParadoxV +
+  <model name="humanoid" urdf="humanoid.urdf" root="free"><state q=")") + q + "\" v=\"" + v +
                           R"("/></model>
   <ground normal="0 0 1" offset="0"/>
   <contact mu="0.8" restitution="0"/>
-  <simulate scheme="time-stepping" duration="0.02" output_rate="0"/>
+  <simulate )" + simulate + R"(/>
 </world>)";
-  return load_world_string(xml, "paradox", PLUME_MODELS_DIR);
+  return load_world_string(xml, name, PLUME_MODELS_DIR);
+}
+
+Scenario paradox_scenario() {
+  return humanoid_on_ground(kParadoxQ, kParadoxV, "paradox",
+                            R"(scheme="time-stepping" duration="0.02" output_rate="0")");
 }
 
 }  // namespace
@@ -630,14 +637,8 @@ TEST(HumanoidCollapse, TimeSteppingLyingOnTheGroundTakesWholeSteps) {
   // that stopped within 1 % of a step took it: 246), and the ankle limits
   // do not take turns on their stops (fewer than 120 gains of a joint
   // limit; 189 while a Zeno rest held only the shapes' normal velocities).
-  const std::string xml = std::string(R"(<world gravity="0 0 -9.81">
-  <model name="humanoid" urdf="humanoid.urdf" root="free"><state q=")") + kLyingQ + "\" v=\"" + kLyingV +
-                          R"("/></model>
-  <ground normal="0 0 1" offset="0"/>
-  <contact mu="0.8" restitution="0"/>
-  <simulate scheme="time-stepping" duration="0.1" output_rate="1000" max_steps="100000"/>
-</world>)";
-  const Scenario sc = load_world_string(xml, "lying", PLUME_MODELS_DIR);
+  const Scenario sc = humanoid_on_ground(kLyingQ, kLyingV, "lying",
+                                         R"(scheme="time-stepping" duration="0.1" output_rate="1000" max_steps="100000")");
   Simulator sim(sc.world, sc.options);
   MemoryRecorder rec;
   const SimulationResult r = sim.run(&rec);
@@ -685,14 +686,8 @@ TEST(HumanoidCollapse, EventDrivenSlidingOnTheGroundIsNotSlowedByRounding) {
   // energy never rises above its start (the impacts are plastic, friction
   // dissipates); the run takes at least 5 times fewer steps than the noisy
   // solve did (measured: 331).
-  const std::string xml = std::string(R"(<world gravity="0 0 -9.81">
-  <model name="humanoid" urdf="humanoid.urdf" root="free"><state q=")") + kLying120Q + "\" v=\"" + kLying120V +
-                          R"("/></model>
-  <ground normal="0 0 1" offset="0"/>
-  <contact mu="0.8" restitution="0"/>
-  <simulate scheme="event-driven" duration="0.01" output_rate="1000"/>
-</world>)";
-  const Scenario sc = load_world_string(xml, "lying120", PLUME_MODELS_DIR);
+  const Scenario sc = humanoid_on_ground(kLying120Q, kLying120V, "lying120",
+                                         R"(scheme="event-driven" duration="0.01" output_rate="1000")");
   Simulator sim(sc.world, sc.options);
   MemoryRecorder rec;
   const SimulationResult r = sim.run(&rec);
@@ -736,14 +731,8 @@ TEST(HumanoidCollapse, EventDrivenCreepingFeetTurnWithoutAnLcpEachTime) {
   // penetrates beyond the rigid scheme's 1e-9 m; without a controller the
   // energy never rises above its start; at least 4 times fewer LCP solves
   // (measured: 73).
-  const std::string xml = std::string(R"(<world gravity="0 0 -9.81">
-  <model name="humanoid" urdf="humanoid.urdf" root="free"><state q=")") + kCreepQ + "\" v=\"" + kCreepV +
-                          R"("/></model>
-  <ground normal="0 0 1" offset="0"/>
-  <contact mu="0.8" restitution="0"/>
-  <simulate scheme="event-driven" duration="0.004" output_rate="1000"/>
-</world>)";
-  const Scenario sc = load_world_string(xml, "creeping", PLUME_MODELS_DIR);
+  const Scenario sc = humanoid_on_ground(kCreepQ, kCreepV, "creeping",
+                                         R"(scheme="event-driven" duration="0.004" output_rate="1000")");
   Simulator sim(sc.world, sc.options);
   MemoryRecorder rec;
   const SimulationResult r = sim.run(&rec);
