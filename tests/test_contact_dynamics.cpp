@@ -606,6 +606,12 @@ TEST(ContactDynamics, ReusedBasisKeepsTheClosedFormAndFallsBackToLemke) {
   double u = 0.0;
   EXPECT_GT(step(1.0, contacts, u), 0);
   EXPECT_NEAR(u, 1.0 - mu * g * h, 1e-12);
+  // A solve without reuse_basis (a sticking box: another basis) neither uses
+  // nor replaces the kept one (time-stepping's output samples rely on it).
+  io.reuse_basis = false;
+  EXPECT_GT(step(0.1 * mu * g * h, contacts, u), 0);
+  EXPECT_NEAR(u, 0.0, 1e-12);
+  io.reuse_basis = true;
   EXPECT_EQ(step(0.9, contacts, u), 0);  // the same basis
   EXPECT_NEAR(u, 0.9 - mu * g * h, 1e-12);
   EXPECT_EQ(step(0.5, contacts, u), 0);

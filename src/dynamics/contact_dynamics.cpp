@@ -7,8 +7,6 @@
 #include <cmath>
 #include <sstream>
 
-#include <Eigen/LU>
-
 #include "plume/algorithms/cholesky.hpp"
 #include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/kinematics.hpp"
@@ -563,29 +561,22 @@ const LcpResult* ContactSolver::last_basis(const KeptBasis& kept, const Eigen::R
   for (std::size_t i = 0; i < contacts.size(); ++i) {
     if (kept.ids[i] != contacts[i].id) return nullptr;
   }
-  const Eigen::Index nb = static_cast<Eigen::Index>(kept.basic.size());
+  // (b ≥ 0: λ = 0, which Lemke settles without pivoting)
+  if (kept.basic.empty() || !(b.minCoeff() < 0.0)) return nullptr;
+  // Lemke's own last step on the kept basis (detail::BasisPolish, as
+  // LemkeSolver's): the equilibrated principal subsystem solved in
+  // preallocated storage, accepted only within Lemke's residual tolerance
+  // and amplification bound.
+  basis_equilibration_.reserve(static_cast<int>(n));
+  basis_equilibration_.compute(A, b);
+  basis_polish_.reserve(static_cast<int>(n));
+  basis_zero_.setZero(n);
   LcpResult& r = basis_result_;
-  r.lambda.setZero(n);
-  if (nb > 0) {
-    basis_A_.resize(nb, nb);
-    basis_b_.resize(nb);
-    for (Eigen::Index i = 0; i < nb; ++i) {
-      const int bi = kept.basic[static_cast<std::size_t>(i)];
-      basis_b_(i) = -b(bi);
-      for (Eigen::Index j = 0; j < nb; ++j) basis_A_(i, j) = A(bi, kept.basic[static_cast<std::size_t>(j)]);
-    }
-    const Eigen::PartialPivLU<MatrixX> lu(basis_A_);
-    const VectorX x = lu.solve(basis_b_);
-    if (!x.allFinite()) return nullptr;
-    for (Eigen::Index i = 0; i < nb; ++i) r.lambda(kept.basic[static_cast<std::size_t>(i)]) = std::max(x(i), 0.0);
+  const LemkeOptions& lo = lemke_.options();
+  if (!basis_polish_.finish(A, b, basis_equilibration_, basis_zero_, kept.basic, lo.residual_tolerance,
+                            lo.max_amplification.value_or(lcp_max_amplification()), r)) {
+    return nullptr;
   }
-  // Lemke's own acceptance of a final basis (lcp.hpp): the residual within
-  // its default tolerance and a bounded amplification.
-  r.residual = lcp_residual(A, b, r.lambda);
-  r.tolerance = lcp_default_residual_tolerance(A, b, r.lambda);
-  if (!(r.residual <= r.tolerance) || !(lcp_amplification(A, b, r.lambda) <= lcp_max_amplification())) return nullptr;
-  r.w.noalias() = A * r.lambda;
-  r.w += b;
   r.status = LcpStatus::Solved;
   r.pivots = 0;
   r.basic = kept.basic;

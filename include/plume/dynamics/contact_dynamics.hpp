@@ -232,8 +232,9 @@ class ContactSolver {
   LcpResult regularised_;
   VectorX bpert_;
   KeptBasis impact_basis_, force_basis_;
-  MatrixX basis_A_;
-  VectorX basis_b_;
+  detail::Equilibration basis_equilibration_;
+  detail::BasisPolish basis_polish_;
+  VectorX basis_zero_;
   LcpResult basis_result_;
   ContactSolution solution_;
   ImpactSolution impact_;
