@@ -596,6 +596,41 @@ TEST(Simulator, DegenerateCollapseFallsBackToVelocityLevelSteps) {
               r.statistics.fallbacks, r.statistics.fallback_time, r.statistics.max_penetration, worst_gain, e0);
 }
 
+TEST(Simulator, ALooserToleranceNeverCostsMoreStepsThroughTheDemosSlip) {
+  // Work-precision: loosening the integrator's tolerance must not make a run
+  // dearer. The quadruped demo, event-driven, to 0.2 s: landing at 0.064 s,
+  // the front feet slipping outwards from 0.108 s and stopping at ≈ 0.143 s.
+  // At 1e-6 the stop used to leave ~2.6e-6 m/s across the frozen slide (the
+  // integration's noise), above slip_velocity: the slide "turned" and crept
+  // at µm/s along u/|u| for 11 ms in steps of 1e-7 s (140 000 steps for 2 s
+  // against 2 387 at 1e-10). The stick threshold is now at least 10·abs_tol.
+  const Scenario sc = load_world(std::string(PLUME_MODELS_DIR) + "/worlds/quadruped_standing.xml");
+  auto run = [&](double tol, VectorX& q, long& steps) {
+    SimulationOptions o = sc.options;
+    o.scheme = Scheme::EventDriven;
+    o.output_rate = 0;
+    o.abs_tol = o.rel_tol = tol;
+    Simulator sim(sc.world, o);
+    sim.set_controller(sc.controller->function(sc.world.model()), sc.controller_period);
+    const SimulationResult r = sim.run_until(0.2);
+    EXPECT_EQ(r.status, SimulationStatus::Finished) << "tolerance " << tol << ": " << r.message;
+    EXPECT_EQ(r.statistics.fallbacks, 0) << "tolerance " << tol;
+    q = sim.q();
+    steps = r.statistics.steps;
+  };
+  VectorX q10, q6, q8;
+  long s10 = 0, s6 = 0, s8 = 0;
+  run(1e-10, q10, s10);
+  run(1e-8, q8, s8);
+  run(1e-6, q6, s6);
+  std::printf("steps to 0.2 s: %ld at 1e-10, %ld at 1e-8, %ld at 1e-6; |q - q(1e-10)|: %.2e, %.2e\n", s10, s8, s6,
+              (q8 - q10).cwiseAbs().maxCoeff(), (q6 - q10).cwiseAbs().maxCoeff());
+  EXPECT_LE(s8, s10);
+  EXPECT_LE(s6, s10);
+  EXPECT_LT((q8 - q10).cwiseAbs().maxCoeff(), 1e-8);  // (measured 1.4e-10)
+  EXPECT_LT((q6 - q10).cwiseAbs().maxCoeff(), 1e-7);  // (measured 2.3e-10)
+}
+
 TEST(Simulator, ARunContinuedInPiecesEndsWhereTheWholeRunDoes) {
   // A controller stepping the simulator: run_until(t₁) then run_until(t₂) on
   // the same Simulator must give the run to t₂ in one go. t₁ just short of a

@@ -73,7 +73,7 @@ bool EventDrivenCore::solve_contact_sets(SimulationResult& result, const VectorX
     ContactSolveOptions so;
     so.friction = mur.maxCoeff() > 0.0 ? FrictionModel::PolyhedralCone : FrictionModel::None;
     so.cone_directions = opt.cone_directions;
-    so.slip_velocity = opt.slip_velocity;
+    so.slip_velocity = slip_speed();
     const ContactSolution& s = solver.solve(m, data, q, v, tau + passive(), resting, mur, so);
     ++stats.lcp_solves;
     if (s.status != ContactStatus::Solved) {
@@ -99,7 +99,7 @@ bool EventDrivenCore::solve_contact_sets(SimulationResult& result, const VectorX
         Vec3 u = ck.velocity_b - ck.velocity_a;
         u -= u.dot(ck.normal) * ck.normal;
         tr.frozen = u.norm() <= kSlideFreeze;
-        if (u.norm() > opt.slip_velocity) {
+        if (u.norm() > slip_speed()) {
           tr.slide_dir = u.normalized();
         } else {
           // Starting to slip from rest: along the tangential acceleration

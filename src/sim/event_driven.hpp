@@ -246,6 +246,9 @@ struct EventDrivenCore {
   StepEvent earliest_event(double t0, double t1, const VectorX& y0, const VectorX& y1);
   bool detected_at(double time, std::uint64_t id);
   double force_scale(const VectorX& w) const;
+  // The sliding speed below which a contact sticks: slip_velocity, or the
+  // integration's velocity noise (10·abs_tol) when that is larger.
+  double slip_speed() const { return std::max(opt.slip_velocity, 10.0 * opt.abs_tol); }
   bool is_slide_switch(int wi) const;
   bool is_slide_turn(int wi);
   void forget_turns();

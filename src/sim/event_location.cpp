@@ -319,7 +319,7 @@ bool EventDrivenCore::is_slide_switch(int wi) const {
 }
 
 // A frozen slide's speed along its direction ŝ₀ reached zero while the
-// contact still slides faster than slip_velocity across it: the slide has
+// contact still slides faster than slip_speed() across it: the slide has
 // turned, not stopped, and the force LCP keeps it sliding along u/|u|
 // (ContactSolveOptions::slip_velocity). The first time, the LCP is asked
 // (it freezes every slow slide anew at its velocity). A slide that turns
@@ -332,7 +332,7 @@ bool EventDrivenCore::is_slide_turn(int wi) {
   memo.valid = false;
   dynamics(q, v, x_scratch(), false);
   const int a = active_slot(witnesses[wi].index);
-  if (a < 0 || sliding_velocity(a, v).norm() <= opt.slip_velocity) return false;
+  if (a < 0 || sliding_velocity(a, v).norm() <= slip_speed()) return false;
   const std::uint64_t id = current[witnesses[wi].index].contact.id;
   if (std::find(turned.begin(), turned.end(), id) != turned.end()) return true;
   turned.push_back(id);

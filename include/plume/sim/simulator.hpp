@@ -105,7 +105,11 @@ struct SimulationOptions {
   /// contact's flight times are geometric: it then rests at their
   /// accumulation point t∞ instead (see above) [m/s].
   double zeno_speed = 1e-3;
-  double slip_velocity = 1e-7;          ///< sliding speed below which a contact sticks [m/s]
+  /// Sliding speed below which a contact sticks [m/s]. Event-driven uses at
+  /// least 10·abs_tol: a looser integration leaves tangential speeds of that
+  /// size where a slide stops, and taken for sliding they would keep the
+  /// slide turning at µm/s (its u/|u| friction stiff, steps of ~1e-7 s).
+  double slip_velocity = 1e-7;
   double drift_tolerance = 1e-9;        ///< current contacts are projected back beyond this [m]
   int cone_directions = 8;              ///< polyhedral friction cone for the LCPs
   int max_events = 200000;              ///< cap on events in one run
