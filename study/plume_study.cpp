@@ -80,7 +80,9 @@ struct Setting {
     return o;
   }
   std::string label() const {
-    if (scheme == Scheme::EventDriven) return "event-driven";
+    if (scheme == Scheme::EventDriven) {
+      return integrator == Integrator::Dopri5 ? "event-driven" : std::string("event-driven/") + to_string(integrator);
+    }
     if (scheme == Scheme::TimeStepping) return "time-stepping";
     return std::string("compliant/") + to_string(integrator);
   }
@@ -212,6 +214,10 @@ std::vector<Setting> settings(bool quick, const std::string& /*scene*/) {
   std::vector<Setting> s;
   for (double tol : quick ? V{1e-6, 1e-10} : V{1e-4, 1e-6, 1e-8, 1e-10, 1e-12}) {
     s.push_back({Scheme::EventDriven, Integrator::Dopri5, tol});
+  }
+  // Bogacki–Shampine 3(2): three evaluations per step against dopri5's six.
+  for (double tol : quick ? V{1e-6, 1e-10} : V{1e-4, 1e-6, 1e-8, 1e-10, 1e-12}) {
+    s.push_back({Scheme::EventDriven, Integrator::BogackiShampine, tol});
   }
   for (double tol : quick ? V{1e-6, 1e-10} : V{1e-4, 1e-6, 1e-8, 1e-10}) {
     s.push_back({Scheme::Compliant, Integrator::Dopri5, tol});

@@ -30,9 +30,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # What SimulationOptions uses when nothing is set: abs_tol = rel_tol = 1e-10,
 # time_step = 1e-3.
 DEFAULTS = {"tolerance": 1e-10, "time_step": 1e-3}
-SCHEMES = ["event-driven", "compliant/dopri5", "compliant/rosenbrock4", "time-stepping"]
+SCHEMES = ["event-driven", "event-driven/bogacki-shampine", "compliant/dopri5", "compliant/rosenbrock4", "time-stepping"]
 STYLE = {
     "event-driven": ("tab:blue", "o"),
+    "event-driven/bogacki-shampine": ("tab:purple", "v"),
     "compliant/dopri5": ("tab:orange", "s"),
     "compliant/rosenbrock4": ("tab:red", "D"),
     "time-stepping": ("tab:green", "^"),
