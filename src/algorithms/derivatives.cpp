@@ -215,18 +215,24 @@ PLUME_FLATTEN void forward_dynamics_body(const Model& model, Data& data, const d
     double* dV = data.dVdq.data() + 6 * col;
     double* dA = data.dAdq.data() + 6 * col;
     double* dAv = data.dAdv.data() + 6 * col;
-    double t1[6], t2[6], w[6];
+    double t1[6], t2[6];
     motion_cross(nu, s, t1);
     motion_cross(alpha, s, t2);
-    const double* vatt = k < npa ? data.ov[p].vector().data() : ov;
-    for (int c = 0; c < 6; ++c) {
-      dV[c] = t1[c];
-      w[c] = nu[c] + vatt[c];
-    }
     double t3[6];
     motion_cross(nu, t1, t3);
-    for (int c = 0; c < 6; ++c) dA[c] = t2[c] + t3[c];
-    motion_cross(w, s, dAv);
+    for (int c = 0; c < 6; ++c) {
+      dV[c] = t1[c];
+      dA[c] = t2[c] + t3[c];
+    }
+    if constexpr (nv == 1) {
+      // v = ν + s q̇, and s × s = 0: (ν + v) × s = 2 ν × s.
+      for (int c = 0; c < 6; ++c) dAv[c] = t1[c] + t1[c];
+    } else {
+      const double* vatt = k < npa ? data.ov[p].vector().data() : ov;
+      double w[6];
+      for (int c = 0; c < 6; ++c) w[c] = nu[c] + vatt[c];
+      motion_cross(w, s, dAv);
+    }
   }
 }
 
