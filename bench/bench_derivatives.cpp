@@ -3,6 +3,9 @@
 // humanoid. Each iteration uses the next of 64 seeded random states.
 //   rnea, aba                      the plain algorithm (unchecked)
 //   rnea_derivatives               ∂τ/∂q, ∂τ/∂q̇ and H (unchecked)
+//   kinematics_derivatives         rnea_derivatives' forward pass alone (its
+//                                  backward pass, with the ancestor loops, is
+//                                  the difference)
 //   aba_derivatives                ∂q̈/∂q, ∂q̈/∂q̇ and H⁻¹ (unchecked)
 //   rnea_fd, aba_fd                one Jacobian by central differences: 2·nv
 //                                  plain calls (perturbing q̇ in place; a
@@ -69,6 +72,12 @@ void register_all() {
       run(st, bm, [](const Model& m, Data& d, const bench::States& s, int k, VectorX&, MatrixX&) {
         unchecked::rnea_derivatives(m, d, s.q[k], s.v[k], s.a[k]);
         benchmark::DoNotOptimize(d.dtau_dq.data());
+      });
+    });
+    benchmark::RegisterBenchmark(("kinematics_derivatives" + tag).c_str(), [bm](benchmark::State& st) {
+      run(st, bm, [](const Model& m, Data& d, const bench::States& s, int k, VectorX&, MatrixX&) {
+        unchecked::kinematics_derivatives(m, d, s.q[k], s.v[k], s.a[k]);
+        benchmark::DoNotOptimize(d.dAdq.data());
       });
     });
     benchmark::RegisterBenchmark(("rnea_fd" + tag).c_str(), [bm](benchmark::State& st) {
