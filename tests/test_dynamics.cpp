@@ -7,11 +7,13 @@
 #include <cmath>
 #include <functional>
 
+#include "algorithms/crba_placements.hpp"
 #include "plume/algorithms/aba.hpp"
 #include "plume/algorithms/cholesky.hpp"
 #include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/energy.hpp"
 #include "plume/algorithms/jacobians.hpp"
+#include "plume/algorithms/kinematics.hpp"
 #include "plume/algorithms/rnea.hpp"
 #include "plume/error.hpp"
 #include "test_utils.hpp"
@@ -107,6 +109,33 @@ TEST(BiasForces, AfterCrbaEqualsTheStandalonePass) {
       const MatrixX H = crba(m, d, s.q);
       EXPECT_LT(rel_err(unchecked::bias_forces_after_crba(m, d, s.v), C), 1e-14);
       EXPECT_EQ(d.H, H);
+    }
+  }
+}
+
+TEST(Crba, LeavesThePlacementsAloneAndItsPlacementsVariantWritesThem) {
+  // crba() promises H, not placements: data.X0 keeps what forward_kinematics
+  // left at another q. The library's variant that also writes them gives the
+  // same H and the placements of forward_kinematics, bit for bit.
+  for (const Model& m : test_models()) {
+    SCOPED_TRACE(m.name());
+    Data d(m), dp(m), dk(m);
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      const State s = random_state(m, seed);
+      const State other = random_state(m, seed + 100);
+      forward_kinematics(m, d, other.q);
+      const std::vector<Transform> X0 = d.X0;
+      const MatrixX H = crba(m, d, s.q);
+      for (int i = 0; i < m.nbodies(); ++i) {
+        EXPECT_EQ(d.X0[i].E(), X0[i].E());
+        EXPECT_EQ(d.X0[i].r(), X0[i].r());
+      }
+      EXPECT_EQ(detail::crba_placements(m, dp, s.q), H);
+      forward_kinematics(m, dk, s.q);
+      for (int i = 1; i < m.nbodies(); ++i) {
+        EXPECT_EQ(dp.X0[i].E(), dk.X0[i].E());
+        EXPECT_EQ(dp.X0[i].r(), dk.X0[i].r());
+      }
     }
   }
 }

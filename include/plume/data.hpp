@@ -27,7 +27,10 @@ class Data {
 
   // ---- kinematics: forward_kinematics(), and the first pass of every algorithm ----
   std::vector<Transform> Xup;  ///< [nbodies] X_{i←λ(i)}, parent → body coordinates
-  std::vector<Transform> X0;   ///< [nbodies] X_{i←0}, world → body coordinates (placement)
+  std::vector<Transform> X0;   ///< [nbodies] X_{i←0}, world → body coordinates (placement).
+                               ///< Written by forward_kinematics() and by the passes in world
+                               ///< axes (aba(), the derivatives); crba() and bias_forces() do
+                               ///< not write it.
   Matrix6X S;                  ///< [6×nv] motion subspace columns, body coordinates
   std::vector<Motion> v;       ///< [nbodies] spatial velocity, body coordinates
   std::vector<Motion> a;       ///< [nbodies] spatial acceleration, body coordinates. From

@@ -1,6 +1,7 @@
 // Composite-rigid-body algorithm (RBDA Table 6.2) in body coordinates.
 //
-// Forward: the joint transforms Xup and the placements X0. Backward, leaves
+// Forward: the joint transforms Xup (and, for the library's callers that need
+// them next, the placements X0: detail::crba_placements). Backward, leaves
 // to root: body i's composite inertia Ic_i (body coordinates) gives
 // F = Ic_i S_k for each of its dofs k; H(k, k) = S_kᵀ F, and F carried up the
 // support chain by F ← Xupᵀ F gives H(l, k) = S_lᵀ F for every ancestor dof l
@@ -19,6 +20,7 @@
 #include <type_traits>
 
 #include "checks.hpp"
+#include "crba_placements.hpp"
 #include "joint_kernels.hpp"
 
 namespace plume {
@@ -409,11 +411,9 @@ PLUME_INLINE void slider_force(const RigidInertia& Y, double* f) {
   f[3 + A] = Y.mass();
 }
 
-}  // namespace
-
-namespace unchecked {
-
-PLUME_FLATTEN const MatrixX& crba(const Model& model, Data& data, const VecRef& q) {
+/// CRBA, with the placements X0 written in the forward pass when Placements.
+template <bool Placements>
+PLUME_FLATTEN void crba_passes(const Model& model, Data& data, const VecRef& q) {
   const int nb = model.nbodies();
   // The tree, the joints and the bodies through plain arrays (the Model
   // accessors check every index).
@@ -421,7 +421,7 @@ PLUME_FLATTEN const MatrixX& crba(const Model& model, Data& data, const VecRef& 
   const Joint* joint = &model.joint(0);
   const Transform* Xtree = &model.Xtree(0);
   Transform* Xup = data.Xup.data();
-  Transform* X0 = data.X0.data();
+  [[maybe_unused]] Transform* X0 = data.X0.data();
   // Sines and cosines of the axis-aligned revolute joints first, in a loop of
   // their own: the pass below then makes no calls (a call spills every live
   // vector register).
@@ -432,7 +432,8 @@ PLUME_FLATTEN const MatrixX& crba(const Model& model, Data& data, const VecRef& 
       detail::sin_cos(q[j.q_index], sc[2 * i], sc[2 * i + 1]);
     }
   }
-  // Forward: Xup, X0 (the placements, for the caller), and Ic = the body's inertia.
+  // Forward: Xup, X0 (the placements, for the library's callers that read
+  // them next; Placements only), and Ic = the body's inertia.
   for (int i = 1; i < nb; ++i) {
     const Joint& j = joint[i];
     detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
@@ -446,24 +447,28 @@ PLUME_FLATTEN const MatrixX& crba(const Model& model, Data& data, const VecRef& 
       } else {
         K::position(j, Xtree[i], q.data() + j.q_index, Xup[i], detail::S_cols(data.S, j));
       }
-      const int p = parent[i];
-      if (p > 0) {
-        const Transform& Xu = Xup[i];
-        const Transform& X0p = X0[p];
-        K::world_rotation(j, Xu, X0p.E(), X0[i].E());
-        const Mat3& Ep = X0p.E();
-        // Xup.r (the tree offset itself for a revolute joint: read from the model).
-        const Vec3& ru = detail::is_revolute_aligned<K> ? Xtree[i].r() : Xu.r();
-        double* r0 = X0[i].r().data();
-        for (int c = 0; c < 3; ++c) r0[c] = X0p.r()[c] + detail::sum_l(Ep(0, c) * ru[0], Ep(1, c) * ru[1], Ep(2, c) * ru[2]);
-      } else if constexpr (detail::is_revolute_aligned<K>) {
-        if (j.tree_rotation_identity) {
-          plane_position<axis_of<K>>(Xtree[i], sc[2 * i], sc[2 * i + 1], X0[i]);
+      if constexpr (Placements) {
+        const int p = parent[i];
+        if (p > 0) {
+          const Transform& Xu = Xup[i];
+          const Transform& X0p = X0[p];
+          K::world_rotation(j, Xu, X0p.E(), X0[i].E());
+          const Mat3& Ep = X0p.E();
+          // Xup.r (the tree offset itself for a revolute joint: read from the model).
+          const Vec3& ru = detail::is_revolute_aligned<K> ? Xtree[i].r() : Xu.r();
+          double* r0 = X0[i].r().data();
+          for (int c = 0; c < 3; ++c) {
+            r0[c] = X0p.r()[c] + detail::sum_l(Ep(0, c) * ru[0], Ep(1, c) * ru[1], Ep(2, c) * ru[2]);
+          }
+        } else if constexpr (detail::is_revolute_aligned<K>) {
+          if (j.tree_rotation_identity) {
+            plane_position<axis_of<K>>(Xtree[i], sc[2 * i], sc[2 * i + 1], X0[i]);
+          } else {
+            K::position_sc(Xtree[i], sc[2 * i], sc[2 * i + 1], X0[i]);
+          }
         } else {
-          K::position_sc(Xtree[i], sc[2 * i], sc[2 * i + 1], X0[i]);
+          K::position(j, Xtree[i], q.data() + j.q_index, X0[i], detail::S_cols(data.S, j));
         }
-      } else {
-        K::position(j, Xtree[i], q.data() + j.q_index, X0[i], detail::S_cols(data.S, j));
       }
     });
     data.Ic[i] = (&model.inertia(0))[i];
@@ -549,10 +554,27 @@ PLUME_FLATTEN const MatrixX& crba(const Model& model, Data& data, const VecRef& 
       }
     }
   }
+}
+
+}  // namespace
+
+namespace unchecked {
+
+const MatrixX& crba(const Model& model, Data& data, const VecRef& q) {
+  crba_passes<false>(model, data, q);
   return data.H;
 }
 
 }  // namespace unchecked
+
+namespace detail {
+
+const MatrixX& crba_placements(const Model& model, Data& data, const VecRef& q) {
+  crba_passes<true>(model, data, q);
+  return data.H;
+}
+
+}  // namespace detail
 
 const MatrixX& crba(const Model& model, Data& data, const VecRef& q) {
   detail::check_state(model, data, q);

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <functional>
 
+#include "algorithms/crba_placements.hpp"
 #include "plume/algorithms/aba.hpp"
 #include "plume/algorithms/cholesky.hpp"
-#include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/rnea.hpp"
 #include "plume/configuration.hpp"
 #include "plume/contact/contact_jacobian.hpp"
@@ -122,10 +122,10 @@ void EventDrivenCore::dynamics_full(const VectorX& qq, const VectorX& vv, Eigen:
     memo.rows = 0;
     return;
   }
-  // CRBA leaves the placements data.X0 the contacts need; the bias pass
-  // of RNEA the velocities and accelerations (its base acceleration −g is
-  // taken out by contact_jacobians): no separate kinematics pass.
-  unchecked::crba(m, data, qn);
+  // CRBA with placements leaves the data.X0 the contacts need; the bias
+  // pass of RNEA the velocities and accelerations (its base acceleration −g
+  // is taken out by contact_jacobians): no separate kinematics pass.
+  detail::crba_placements(m, data, qn);
   unchecked::ltdl(m, data);
   for (std::size_t k = 0; k < current.size(); ++k) {
     if (!current[k].active) continue;

@@ -51,7 +51,7 @@ bool TimeStepping::project(bool placed) {
       worst = std::max(worst, std::abs(proj_phi_(k)));
     }
     if (worst <= opt_.drift_tolerance) break;
-    // (CRBA's kinematics pass leaves the placements the Jacobian needs.)
+    // (The placements the Jacobian needs are those of the check above, at q_.)
     unchecked::crba(m, data_, q_);
     unchecked::ltdl(m, data_);
     proj_K_.resize(nv, na);

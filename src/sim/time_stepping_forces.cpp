@@ -5,8 +5,8 @@
 // (time_stepping_active_set.cpp) first, when β's modes are known.
 #include "sim/time_stepping.hpp"
 
+#include "algorithms/crba_placements.hpp"
 #include "plume/algorithms/aba.hpp"
-#include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/kinematics.hpp"
 
 namespace plume::detail {
@@ -42,7 +42,7 @@ bool TimeStepping::accelerations(const VectorX& q, const VectorX& v, VectorX& a,
   // With β's modes known the active-set solve comes first and needs H: its
   // CRBA pass leaves the placements the contacts are refreshed with.
   if (modes_known_) {
-    unchecked::crba(m, data_, q);
+    detail::crba_placements(m, data_, q);
   } else {
     unchecked::forward_kinematics(m, data_, q);
   }

@@ -89,9 +89,11 @@ void tangent_jacobian(const Model& model, const Data& data, const std::vector<Co
 /// nv × nc, Tdot_v nc, D nv × 2nc, Ddot_v 2nc; the same values as the two
 /// calls up to rounding. This is the form the simulators use.
 /// @pre forward_kinematics(model, data, q, v, VectorX::Zero(nv)); or, with
-/// `after_bias_forces`, crba(model, data, q) (placements) followed by
-/// bias_forces(model, data, q, v), whose accelerations include the base's
-/// −g: it is taken out here, which saves a kinematics pass per evaluation.
+/// `after_bias_forces`, the placements at q (forward_kinematics(model, data,
+/// q); crba() does not write them) followed by bias_forces(model, data, q, v)
+/// or unchecked::bias_forces_after_crba, whose accelerations include the
+/// base's −g: it is taken out here, which saves a kinematics pass per
+/// evaluation.
 /// @throws ArgumentError on wrong output sizes.
 void contact_jacobians(const Model& model, const Data& data, const std::vector<Contact>& contacts,
                        Eigen::Ref<MatrixX> T, Eigen::Ref<VectorX> Tdot_v, Eigen::Ref<MatrixX> D,
