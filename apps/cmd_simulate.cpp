@@ -662,6 +662,7 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const SimulationOp
   j["fallbacks"] = count(st.fallbacks);
   j["fallback_time"] = run.have_statistics ? number_or_null(st.fallback_time) : nlohmann::ordered_json(nullptr);
   j["max_penetration"] = run.have_statistics ? number_or_null(st.max_penetration) : nlohmann::ordered_json(nullptr);
+  j["max_limit_violation"] = run.have_statistics ? number_or_null(st.max_limit_violation) : nlohmann::ordered_json(nullptr);
   const bool from_recorder = !run.have_statistics && recorder;
   j["energy_start"] = number_or_null(from_recorder ? recorder->first_energy : st.energy_start);
   j["energy_end"] = number_or_null(from_recorder ? recorder->last_energy : st.energy_end);
@@ -941,7 +942,9 @@ int simulate_world(const SimulateArgs& args, const std::string& world_path, cons
   out << "  wall time: " << short_number(run.wall_time) << " s, real-time factor: "
             << (run.wall_time > 0.0 ? short_number(run.time / run.wall_time) + "x" : std::string("n/a")) << "\n";
   if (run.have_statistics) {
-    out << "  max penetration: " << short_number(st.max_penetration) << " m, energy: "
+    out << "  max penetration: " << short_number(st.max_penetration) << " m";
+    if (st.max_limit_violation > 0.0) out << " (joint limits overrun by up to " << short_number(st.max_limit_violation) << ")";
+    out << ", energy: "
               << short_number(st.energy_start) << " J -> " << short_number(st.energy_end) << " J\n";
   } else {
     out << "  energy: " << short_number(recorder->first_energy) << " J -> "

@@ -227,6 +227,7 @@ class PySimulator {
     s["fallbacks"] = st.fallbacks;
     s["fallback_time"] = number_or_none(st.fallback_time);
     s["max_penetration"] = number_or_none(st.max_penetration);
+    s["max_limit_violation"] = number_or_none(st.max_limit_violation);
     s["energy_start"] = number_or_none(st.energy_start);
     s["energy_end"] = number_or_none(st.energy_end);
     s["wall_time"] = wall;

@@ -81,7 +81,8 @@ std::string difference(const BatchResult& a, const BatchResult& b) {
   if (s.steps != t.steps || s.rhs_evaluations != t.rhs_evaluations || s.events != t.events ||
       s.impacts != t.impacts || s.lcp_solves != t.lcp_solves || s.projections != t.projections ||
       s.fallbacks != t.fallbacks || !same_bits(s.fallback_time, t.fallback_time) ||
-      !same_bits(s.max_penetration, t.max_penetration) || !same_bits(s.energy_start, t.energy_start) ||
+      !same_bits(s.max_penetration, t.max_penetration) || !same_bits(s.max_limit_violation, t.max_limit_violation) ||
+      !same_bits(s.energy_start, t.energy_start) ||
       !same_bits(s.energy_end, t.energy_end)) {
     return "statistics";
   }

@@ -596,6 +596,37 @@ TEST(Simulator, DegenerateCollapseFallsBackToVelocityLevelSteps) {
               r.statistics.fallbacks, r.statistics.fallback_time, r.statistics.max_penetration, worst_gain, e0);
 }
 
+TEST(Simulator, JointLimitOverrunIsReportedApartFromPenetration) {
+  // A pendulum whose upper limit (−0.3 rad) is on the side gravity pulls it
+  // to, started 1e-4 rad beyond that limit: it is pushed back and rests on
+  // the limit. max_penetration is the shapes' −φ in metres (there are none
+  // here: 0); the limit's overrun, in radians, is max_limit_violation — at
+  // least the start's 1e-4 and the final state's own overrun.
+  const std::string urdf = R"(<robot name="p">
+    <link name="base"/>
+    <joint name="hinge" type="revolute"><parent link="base"/><child link="bob"/><axis xyz="0 1 0"/>
+      <limit lower="-1.5" upper="-0.3" effort="100" velocity="100"/></joint>
+    <link name="bob"><inertial><origin xyz="0 0 -1"/><mass value="1"/>
+      <inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  </robot>)";
+  const Model m = urdf::load_string(urdf);
+  for (const Scheme scheme : {Scheme::EventDriven, Scheme::TimeStepping}) {
+    SCOPED_TRACE(to_string(scheme));
+    SimulationOptions o;
+    o.scheme = scheme;
+    o.duration = 0.5;
+    o.output_rate = 0;
+    Simulator sim(single("p", m, VectorX::Constant(1, -0.3 + 1e-4), VectorX::Zero(1), 0.0, 0.0, false), o);
+    const SimulationResult r = sim.run();
+    ASSERT_EQ(r.status, SimulationStatus::Finished) << r.message;
+    EXPECT_EQ(r.statistics.max_penetration, 0.0);
+    EXPECT_GE(r.statistics.max_limit_violation, 1e-4 * (1.0 - 1e-9));
+    EXPECT_GE(r.statistics.max_limit_violation, sim.q()(0) + 0.3);
+    EXPECT_LT(r.statistics.max_limit_violation, 2e-4);
+    EXPECT_NEAR(sim.q()(0), -0.3, 1e-8);  // back on the limit
+  }
+}
+
 TEST(Simulator, ALooserToleranceNeverCostsMoreStepsThroughTheDemosSlip) {
   // Work-precision: loosening the integrator's tolerance must not make a run
   // dearer. The quadruped demo, event-driven, to 0.2 s: landing at 0.064 s,

@@ -546,6 +546,9 @@ TEST(HumanoidCollapse, FoldsOntoItsLimitsWithoutPenetrationOrEnergyGain) {
     const SimulationResult r = sim.run(&rec);
     ASSERT_EQ(r.status, SimulationStatus::Finished) << r.message;
     EXPECT_LT(r.statistics.max_penetration, 1e-6);
+    EXPECT_LT(r.statistics.max_limit_violation, 1e-5);
+    std::printf("%s: penetration %.3g m, joint limits overrun by %.3g rad\n", to_string(c.scheme),
+                r.statistics.max_penetration, r.statistics.max_limit_violation);
     const double e0 = r.statistics.energy_start;
     double gain = 0.0;
     for (double e : rec.energies) gain = std::max(gain, e - e0);
@@ -562,10 +565,9 @@ TEST(HumanoidCollapse, TimeSteppingRunsTheWholeCollapseToRest) {
   // contacts. Facts: with no controller and plastic contacts the energy at
   // the step ends (the samples at events, output_rate 0) never rises; the
   // body ends lying (pelvis below 0.2 m, most of its energy dissipated;
-  // some paths still settle at 2 s, a wrist at 0.07 rad/s); nothing sinks
-  // deeper than 1e-5 (the shapes stay
-  // within 1e-6 m, TimeSteppingLyingOnTheGroundTakesWholeSteps; joint limits
-  // sink 3.7e-6 to 5.2e-6 rad on most paths); and the run does not crawl
+  // some paths still settle at 2 s, a wrist at 0.07 rad/s); the shapes stay
+  // within 1e-6 m and the joint limits within 1e-5 rad (they sink 3.7e-6 to
+  // 5.2e-6 rad on most paths); and the run does not crawl
   // (11 890 to 14 338 steps from starts 1e-9 rad apart in a shoulder;
   // 1 105 684 before slow motion was taken in velocity-level steps).
   Scenario sc = load_world(std::string(PLUME_MODELS_DIR) + "/worlds/humanoid_collapse.xml");
@@ -577,7 +579,8 @@ TEST(HumanoidCollapse, TimeSteppingRunsTheWholeCollapseToRest) {
   MemoryRecorder rec;
   const SimulationResult r = sim.run(&rec);
   ASSERT_EQ(r.status, SimulationStatus::Finished) << r.message;
-  EXPECT_LT(r.statistics.max_penetration, 1e-5);
+  EXPECT_LT(r.statistics.max_penetration, 1e-6);
+  EXPECT_LT(r.statistics.max_limit_violation, 1e-5);
   const double e0 = r.statistics.energy_start;
   ASSERT_GT(rec.energies.size(), 100u);
   double previous = e0, rise = 0.0;

@@ -130,7 +130,11 @@ void EventDrivenCore::dynamics_full(const VectorX& qq, const VectorX& vv, Eigen:
   for (std::size_t k = 0; k < current.size(); ++k) {
     if (!current[k].active) continue;
     Contact c = current[k].contact;
-    refresh_contact(m, data, c);
+    if (c.kind == ContactKind::JointLimit) {
+      c.gap = joint_limit_gap(m, qn, c);  // (drift correction reads it)
+    } else {
+      refresh_contact(m, data, c);
+    }
     act.push_back(c);
     act_track.push_back(static_cast<int>(k));
   }

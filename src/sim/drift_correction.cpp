@@ -87,7 +87,11 @@ bool EventDrivenCore::drifted() {
   for (const Tracked& tr : current) {
     if (!tr.active) continue;
     Contact c = tr.contact;
-    if (c.kind == ContactKind::Shapes) refresh_contact(m, data, c);
+    if (c.kind == ContactKind::Shapes) {
+      refresh_contact(m, data, c);
+    } else {
+      c.gap = joint_limit_gap(m, qn, c);
+    }
     const ContactKinematics ck = contact_kinematics(m, data, c);
     if (std::abs(ck.gap) > opt.drift_tolerance || std::abs(ck.gap_rate) > 0.1 * opt.velocity_tolerance) return true;
     if (tr.mu > 0.0 && tr.mode != ContactMode::Sliding && c.kind == ContactKind::Shapes) {

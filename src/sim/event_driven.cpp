@@ -280,7 +280,8 @@ double EventDrivenCore::stepper_dt(double t0, double t1) const {
 void EventDrivenCore::track_penetration(const VectorX& qq) {
   unchecked::forward_kinematics(model(), data, qq);
   detector.detect(model(), data, touching);
-  for (const Contact& c : touching) stats.max_penetration = std::max(stats.max_penetration, -c.gap);
+  for (const Contact& c : touching) count_penetration(stats, c);
+  if (opt.joint_limits) stats.max_limit_violation = std::max(stats.max_limit_violation, joint_limit_overrun(model(), qq));
 }
 
 std::string EventDrivenCore::contact_summary() const {

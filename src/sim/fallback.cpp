@@ -123,7 +123,7 @@ bool EventDrivenCore::fallback_window(SimulationResult& result, double until) {
     for (int i = 0; i < n; ++i) {
       parameters_of(near[i], mu(i), unused);
       gaps(i) = near[i].gap;
-      stats.max_penetration = std::max(stats.max_penetration, -near[i].gap);
+      count_penetration(stats, near[i]);
     }
     tau_all = tau + passive();
     vminus = v + h * unchecked::aba(m, data, q, v, tau_all);

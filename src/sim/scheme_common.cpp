@@ -70,11 +70,13 @@ void ContactCatalogue::detect(const Model& model, Data& data, const VectorX& q, 
   if (joint_limits) detect_joint_limits(model, q, within, out);
 }
 
+double joint_limit_gap(const Model& model, const VectorX& q, const Contact& c) {
+  const int qi = model.joint(c.body_b).q_index;
+  return c.normal.x() > 0.0 ? q(qi) - model.lower_position_limit()(qi) : model.upper_position_limit()(qi) - q(qi);
+}
+
 double contact_gap_at(const Model& model, Data& data, const VectorX& q, Contact c) {
-  if (c.kind == ContactKind::JointLimit) {
-    const int qi = model.joint(c.body_b).q_index;
-    return c.normal.x() > 0.0 ? q(qi) - model.lower_position_limit()(qi) : model.upper_position_limit()(qi) - q(qi);
-  }
+  if (c.kind == ContactKind::JointLimit) return joint_limit_gap(model, q, c);
   unchecked::forward_kinematics(model, data, q);
   refresh_contact(model, data, c);
   return c.gap;
@@ -149,6 +151,25 @@ double quaternion_error(const Model& model, const VectorX& q) {
     if (j.type == JointType::FreeFlyer) worst = std::max(worst, std::abs(q.segment<4>(j.q_index + 3).norm() - 1.0));
   }
   return worst;
+}
+
+double joint_limit_overrun(const Model& model, const VectorX& q) {
+  const VectorX& lower = model.lower_position_limit();
+  const VectorX& upper = model.upper_position_limit();
+  double worst = 0.0;
+  for (int i = 1; i < model.nbodies(); ++i) {
+    const Joint& j = model.joint(i);
+    if (j.type != JointType::Revolute && j.type != JointType::Prismatic) continue;
+    const double qi = q[j.q_index];
+    if (std::isfinite(lower[j.q_index])) worst = std::max(worst, lower[j.q_index] - qi);
+    if (std::isfinite(upper[j.q_index])) worst = std::max(worst, qi - upper[j.q_index]);
+  }
+  return worst;
+}
+
+void count_penetration(SimulationStatistics& stats, const Contact& c) {
+  double& worst = c.kind == ContactKind::JointLimit ? stats.max_limit_violation : stats.max_penetration;
+  worst = std::max(worst, -c.gap);
 }
 
 std::string ContactCatalogue::names_of(const Model& model, const std::vector<Contact>& contacts) const {

@@ -49,6 +49,11 @@ struct ContactCatalogue {
 /// limit, from the placements of forward kinematics (into `data`) for shapes.
 double contact_gap_at(const Model& model, Data& data, const VectorX& q, Contact c);
 
+/// φ of a joint-limit contact at q: the joint's distance to its bound (a
+/// limit's Contact keeps the gap of its detection; refresh_contact() is for
+/// shape contacts only).
+double joint_limit_gap(const Model& model, const VectorX& q, const Contact& c);
+
 /// What failed in a contact or impact LCP, in words, for the one-line
 /// message of a contact_failure or a fallback window: "no contact forces
 /// exist …", "no consistent frictional forces …" or "none found (a residual
@@ -71,6 +76,14 @@ std::string fmt(double x);
 
 /// Largest |‖quaternion‖ − 1| over the free-flyers of `model`.
 double quaternion_error(const Model& model, const VectorX& q);
+
+/// Largest overrun of a revolute or prismatic joint's position limits at q
+/// (0 within them) [rad or m].
+double joint_limit_overrun(const Model& model, const VectorX& q);
+
+/// Counts −φ of a touching contact in the run's statistics: a joint limit's
+/// overrun in max_limit_violation, a shape contact's in max_penetration.
+void count_penetration(SimulationStatistics& stats, const Contact& c);
 
 /// How finely an event time near `t` can be located: `tolerance`, but never
 /// below kEventUlps units in the last place of t (no double lies closer to

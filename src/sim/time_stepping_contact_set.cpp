@@ -26,7 +26,7 @@ bool TimeStepping::settle(SimulationResult& result) {
     beta_.clear();
     for (std::size_t i = 0; i < touching_.size(); ++i) {
       const Contact& c = touching_[i];
-      stats_.max_penetration = std::max(stats_.max_penetration, -c.gap);
+      count_penetration(stats_, c);
       const double zeta = zeta_known ? imp_zeta_(static_cast<Eigen::Index>(i)) : contact_kinematics(m, data_, c).gap_rate;
       if (zeta > opt_.velocity_tolerance) continue;  // separating
       Tracked tr;

@@ -35,7 +35,7 @@ bool TimeStepping::impacts(SimulationResult& result, bool kinematics) {
   e.resize(n);
   bool impact = false;
   for (int i = 0; i < n; ++i) {
-    stats_.max_penetration = std::max(stats_.max_penetration, -touching_[i].gap);
+    count_penetration(stats_, touching_[i]);
     zeta(i) = contact_kinematics(m, data_, touching_[i]).gap_rate;
     parameters_of(touching_[i], mu(i), e(i));
     // Persistent contacts drift by O(h³) between projections: only a contact

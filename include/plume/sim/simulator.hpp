@@ -237,7 +237,10 @@ struct SimulationStatistics {
   long fallbacks = 0;            ///< velocity-level fallback windows (event-driven); force solves
                                  ///< that fell back to the friction-box PGS (time-stepping)
   double fallback_time = 0.0;    ///< simulated time spent in them [s]
-  double max_penetration = 0.0;  ///< largest −φ of any contact over the run [m]
+  double max_penetration = 0.0;  ///< largest −φ of any shape contact over the run [m]
+  /// Largest overrun of a joint limit over the run (rigid schemes with
+  /// joint limits) [rad; m for a prismatic joint].
+  double max_limit_violation = 0.0;
   double energy_start = 0.0;     ///< kinetic + potential [J]
   double energy_end = 0.0;
   double wall_time = 0.0;        ///< [s]
