@@ -219,8 +219,9 @@ class TimeStepping final : public SchemeBase {
   VectorX fast_a0_, fast_Tdv_, fast_Ddv_, fast_b_, fast_lambda_, fast_Dinv_, fast_x_, fast_Ka0_, fast_Tddq_;
 
   // project(): workspace
-  std::vector<Contact> proj_act_;
+  std::vector<Contact> proj_act_, proj_found_;
   std::vector<bool> proj_stick_;
+  std::vector<bool> proj_held_;  // active in β: positions and velocities (else positions only)
   MatrixX proj_K_, proj_T_, proj_D_;
   VectorX zero_;
   VectorX proj_phi_, proj_Kdv_, proj_Tdv_, proj_Ddv_;

@@ -20,36 +20,71 @@ namespace plume::detail {
 // Moves (q, v) back onto Ψ = 0, ζ = 0 of the active contacts of β (and zero
 // sliding velocity of the sticking ones) in the metric of H, when they have
 // drifted beyond drift_tolerance (the trapezoid keeps them only to O(h³)).
+// A contact of β that the last LCP left without force (a joint limit, the
+// dependent corner of a face) is not held, but the trapezoid lets it sink
+// as well: when it is deeper than drift_tolerance its position is projected
+// back too (Ψ = 0), its velocity left to the LCP.
 // `placed`: data_ holds the placements of q_ (the step's detection at q₁):
 // the first check computes the velocities only.
 bool TimeStepping::project(bool placed) {
   const Model& m = model();
   proj_act_.clear();
   proj_stick_.clear();
+  proj_held_.clear();
   for (const Tracked& tr : beta_) {
-    if (!tr.active) continue;
     proj_act_.push_back(tr.contact);
-    proj_stick_.push_back(tr.mu > 0.0 && tr.mode != ContactMode::Sliding && tr.contact.kind == ContactKind::Shapes);
+    proj_stick_.push_back(tr.active && tr.mu > 0.0 && tr.mode != ContactMode::Sliding &&
+                          tr.contact.kind == ContactKind::Shapes);
+    proj_held_.push_back(tr.active);
   }
   if (proj_act_.empty()) return false;
   std::vector<Contact>& act = proj_act_;
-  const int na = static_cast<int>(act.size());
   const int nv = m.nv();
   bool changed = false;
   // Positions: δ = −H⁻¹T (TᵀH⁻¹T)⁻¹ Ψ, a few Newton iterations.
-  proj_phi_.resize(na);
   for (int iteration = 0; iteration < 3; ++iteration) {
     if (iteration == 0 && placed) {
       unchecked::forward_kinematics_motion(m, data_, v_, zero_);
     } else {
+      if (iteration > 0) {
+        // Moving β's contacts moves the others: a contact outside β that
+        // the correction carries into its surface is held at Ψ = 0 too.
+        detect(q_, touch_margin(opt_), proj_found_);
+        for (const Contact& c : proj_found_) {
+          if (!(c.gap < -opt_.drift_tolerance)) continue;
+          bool known = false;
+          for (const Contact& a : act) known = known || a.id == c.id;
+          if (known) continue;
+          act.push_back(c);
+          proj_stick_.push_back(false);
+          proj_held_.push_back(false);
+        }
+      }
       unchecked::forward_kinematics(m, data_, q_, v_, zero_);
     }
     double worst = 0.0;
-    for (int k = 0; k < na; ++k) {
+    int na = 0;
+    proj_phi_.resize(static_cast<Eigen::Index>(act.size()));
+    for (std::size_t k = 0; k < act.size(); ++k) {
       if (act[k].kind == ContactKind::Shapes) refresh_contact(m, data_, act[k]);
-      proj_phi_(k) = act[k].kind == ContactKind::Shapes ? act[k].gap : gap_at(q_, act[k]);
-      worst = std::max(worst, std::abs(proj_phi_(k)));
+      const double phi = act[k].kind == ContactKind::Shapes ? act[k].gap : gap_at(q_, act[k]);
+      // (the first check decides which force-free contacts take part)
+      if (iteration == 0 && !proj_held_[k] && !(phi < -opt_.drift_tolerance)) continue;
+      if (static_cast<int>(k) != na) {
+        act[static_cast<std::size_t>(na)] = act[k];
+        proj_stick_[static_cast<std::size_t>(na)] = proj_stick_[k];
+        proj_held_[static_cast<std::size_t>(na)] = proj_held_[k];
+      }
+      proj_phi_(na++) = phi;
+      worst = std::max(worst, std::abs(phi));
     }
+    if (iteration == 0) {
+      act.resize(static_cast<std::size_t>(na));
+      proj_stick_.resize(static_cast<std::size_t>(na));
+      proj_held_.resize(static_cast<std::size_t>(na));
+      if (na == 0) return false;
+    }
+    proj_phi_.conservativeResize(na);
     if (worst <= opt_.drift_tolerance) break;
     // (The placements the Jacobian needs are those of the check above, at q_.)
     unchecked::crba(m, data_, q_);
@@ -61,6 +96,19 @@ bool TimeStepping::project(bool placed) {
     q_ = integrate(m, q_, hmetric_.solve(m, data_, proj_K_, proj_phi_), 1.0);  // δ = −H⁻¹K (KᵀH⁻¹K)⁻¹ Ψ
     changed = true;
   }
+  // Only the held contacts' velocities are constrained below.
+  {
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < act.size(); ++k) {
+      if (!proj_held_[k]) continue;
+      act[kept] = act[k];
+      proj_stick_[kept] = proj_stick_[k];
+      ++kept;
+    }
+    act.resize(kept);
+    proj_stick_.resize(kept);
+  }
+  const int na = static_cast<int>(act.size());
   // Velocities: remove the normal (and sticking tangential) components,
   // checked by the contacts' kinematics first (the Jacobians only when a
   // velocity has drifted).

@@ -144,7 +144,7 @@ bool TimeStepping::jam(int attempt) {
   const int n = static_cast<int>(touching_.size());
   if (n == 0) return false;
   const double h = kJamStep * std::pow(100.0, attempt);
-  const ImpactSolution& s = velocity_level_impulses(h, true, false);
+  const ImpactSolution& s = velocity_level_impulses(h, true, true);
   if (s.status != ContactStatus::Solved) {
     message_ += "; the tangential impact failed too: " + contact_failure_words(s.status, s.message);
     return false;
