@@ -82,6 +82,62 @@ Stance humanoid_stance() {
   return s;
 }
 
+// The humanoid lying on its back (pitched 90° about y, arms out), every
+// shape within 7 cm of the ground taken as touching (17 contacts): the many dependent
+// contacts (a face's 4 corners, a cylinder's line) of the body at rest on
+// the ground after a fall, where the event-driven scheme's impacts happen.
+Stance humanoid_lying() {
+  Stance s;
+  urdf::LoadOptions opt;
+  opt.root = urdf::RootJoint::FreeFlyer;
+  s.model = urdf::load(std::string(PLUME_MODELS_DIR) + "/humanoid.urdf", opt);
+  s.q = neutral_configuration(s.model);
+  const Eigen::Quaterniond pitch(Eigen::AngleAxisd(0.5 * 3.14159265358979323846, Vec3::UnitY()));
+  s.q.segment<4>(3) = pitch.coeffs();
+  Data d(s.model);
+  DetectionOptions o;
+  o.margin = 10.0;
+  ContactDetector det(s.model, {ground_plane()}, o);
+  forward_kinematics(s.model, d, s.q);
+  std::vector<Contact> c;
+  det.detect(s.model, d, c);
+  double gap = 1e9;
+  for (const Contact& k : c) gap = std::min(gap, k.gap);
+  s.q(2) -= gap;
+  DetectionOptions near;
+  near.margin = 0.07;
+  ContactDetector det2(s.model, {ground_plane()}, near);
+  forward_kinematics(s.model, d, s.q);
+  det2.detect(s.model, d, s.contacts);
+  return s;
+}
+
+// The event-driven scheme's impact: plastic, μ = 0.8, the 8-direction
+// polyhedral cone (SimulationOptions::cone_directions), the body falling
+// onto its contacts at 0.1 m/s, turning slightly.
+void impact_bench(benchmark::State& st, const Stance& s) {
+  Data d(s.model);
+  const int n = static_cast<int>(s.contacts.size());
+  ContactSolver solver(s.model, n);
+  VectorX v = VectorX::Zero(s.model.nv());
+  v(2) = -0.1;
+  v(4) = 0.05;
+  const VectorX e = VectorX::Zero(n);
+  const VectorX mu = VectorX::Constant(n, 0.8);
+  ImpactOptions opt;
+  opt.friction = FrictionModel::PolyhedralCone;
+  opt.cone_directions = 8;
+  int pivots = 0;
+  for (auto _ : st) {
+    const ImpactSolution& r = solver.impact(s.model, d, s.q, v, s.contacts, e, mu, opt);
+    pivots = r.pivots;
+    benchmark::DoNotOptimize(r.v_plus.data());
+  }
+  st.counters["contacts"] = static_cast<double>(n);
+  st.counters["lcp_size"] = static_cast<double>(10 * n);
+  st.counters["pivots"] = static_cast<double>(pivots);
+}
+
 void solve_bench(benchmark::State& st, const Stance& s, FrictionModel fm) {
   Data d(s.model);
   ContactSolver solver(s.model, static_cast<int>(s.contacts.size()));
@@ -128,6 +184,8 @@ LcpSet lcp_set(int n) {
 void register_all() {
   static const Stance quad = quadruped_stance();
   static const Stance human = humanoid_stance();
+  static const Stance lying = humanoid_lying();
+  benchmark::RegisterBenchmark("impact/humanoid_lying/cone8", [](benchmark::State& st) { impact_bench(st, lying); });
   benchmark::RegisterBenchmark("contact_solve/quadruped_4_feet/frictionless",
                                [](benchmark::State& st) { solve_bench(st, quad, FrictionModel::None); });
   benchmark::RegisterBenchmark("contact_solve/quadruped_4_feet/cone4",

@@ -315,6 +315,50 @@ Allocations count_allocations(F&& f) {
 
 // ---- common pieces -------------------------------------------------------------
 
+TEST(LcpCommon, BasisInverseFollowsTheExplicitInverseOfItsBasis) {
+  // detail::BasisInverse stores only the columns of B⁻¹ that differ from the
+  // identity. Fact: after every pivot it equals the LU inverse of the basis
+  // B built explicitly (column r replaced by the entering column), as do its
+  // product B⁻¹a, x = B⁻¹d and the returned ‖B⁻¹‖∞; its pivots allocate nothing.
+  std::mt19937_64 g(17);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const int n = 12;
+  detail::BasisInverse Binv;
+  Binv.reserve(n);
+  Binv.reset(n);
+  MatrixX B = MatrixX::Identity(n, n);
+  VectorX d(n), x(n), a(n), col(n), e(n);
+  for (int i = 0; i < n; ++i) d(i) = u(g);
+  x = d;
+  int pivots = 0;
+  for (int step = 0; step < 40; ++step) {
+    for (int i = 0; i < n; ++i) a(i) = u(g);
+    // Rows 0-5 first (a basis that touches part of the rows), then any row.
+    const int r = static_cast<int>(std::uniform_int_distribution<int>(0, step < 15 ? 5 : n - 1)(g));
+    Binv.times(a, col);
+    const MatrixX inv_before = B.inverse();
+    ASSERT_LT((col - inv_before * a).norm(), 1e-10 * (1.0 + (inv_before * a).norm())) << step;
+    if (std::abs(col(r)) < 0.2) continue;  // (a well-conditioned pivot)
+    double growth = 0.0;
+    const Allocations allocs = count_allocations([&] { growth = Binv.pivot(x, col, r); });
+    EXPECT_EQ(allocs.new_calls, 0);
+    B.col(r) = a;
+    ++pivots;
+    const MatrixX inv = B.inverse();
+    double worst = 0.0;
+    for (int i = 0; i < n; ++i)
+      for (int k = 0; k < n; ++k) worst = std::max(worst, std::abs(Binv(i, k) - inv(i, k)));
+    EXPECT_LT(worst, 1e-9 * (1.0 + inv.cwiseAbs().maxCoeff())) << "after pivot " << pivots;
+    EXPECT_LT((x - inv * d).norm(), 1e-9 * (1.0 + (inv * d).norm()));
+    EXPECT_NEAR(growth, inv.cwiseAbs().rowwise().sum().maxCoeff(), 1e-9 * growth);
+    for (int j = 0; j < n; ++j) {
+      Binv.column(j, e);
+      EXPECT_LT((e - inv.col(j)).norm(), 1e-9 * (1.0 + inv.col(j).norm()));
+    }
+  }
+  EXPECT_GT(pivots, 20);
+}
+
 TEST(LcpCommon, StatusNames) {
   EXPECT_STREQ(to_string(LcpStatus::Solved), "Solved");
   EXPECT_STREQ(to_string(LcpStatus::Infeasible), "Infeasible");

@@ -288,25 +288,71 @@ void describe_rejection(std::string& message, const char* prefix, const LcpResul
   }
 }
 
-double pivot_basis_inverse(Eigen::Ref<MatrixX> Binv, Eigen::Ref<VectorX> x, Eigen::Ref<VectorX> column,
-                           Eigen::Index r, Eigen::Ref<VectorX> row, Eigen::Ref<VectorX> row_sums) {
+void BasisInverse::reserve(int n) {
+  if (Binv_.rows() >= n) return;
+  Binv_.resize(n, n);
+  row_.resize(n);
+  sums_.resize(n);
+  touched_.reserve(static_cast<std::size_t>(n));
+  cols_.reserve(static_cast<std::size_t>(n));
+}
+
+void BasisInverse::reset(int n) {
+  reserve(n);
+  n_ = n;
+  touched_.assign(static_cast<std::size_t>(n), 0);
+  cols_.clear();
+}
+
+void BasisInverse::column(Eigen::Index j, Eigen::Ref<VectorX> out) const {
+  if (touched_[static_cast<std::size_t>(j)]) {
+    out = Binv_.col(j).head(n_);
+  } else {
+    out.setZero();
+    out(j) = 1.0;
+  }
+}
+
+void BasisInverse::times(const Eigen::Ref<const VectorX>& a, Eigen::Ref<VectorX> out) const {
+  // The identity columns give a's own entries; the stored ones their sum.
+  out = a;
+  for (const int j : cols_) out(j) = 0.0;
+  for (const int j : cols_) out.noalias() += a(j) * Binv_.col(j).head(n_);
+}
+
+double BasisInverse::pivot(Eigen::Ref<VectorX> x, Eigen::Ref<VectorX> column, Eigen::Index r) {
   // Gauss–Jordan elimination on the tableau [x | B⁻¹] with pivot column(r):
   // row r is divided by the pivot, every other row i loses column(i) times
-  // the new row r. Written as one rank-one update by setting column(r) −= 1,
-  // applied column by column so that the row sums of |B⁻¹| come in the same
-  // pass (the matrix is read once).
+  // the new row r. Row r of B⁻¹ is zero in the identity columns other than
+  // r, so only the stored columns and column r change.
+  const auto n = static_cast<Eigen::Index>(n_);
+  const std::size_t rr = static_cast<std::size_t>(r);
+  if (!touched_[rr]) {
+    auto c = Binv_.col(r).head(n);
+    c.setZero();
+    c(r) = 1.0;
+    touched_[rr] = 1;
+    cols_.push_back(static_cast<int>(r));
+  }
   const double p = column(r);
-  row.noalias() = Binv.row(r).transpose() / p;
+  for (const int j : cols_) row_(j) = Binv_(r, j) / p;
   const double xr = x(r) / p;
   column(r) -= 1.0;
-  row_sums.setZero();
-  for (Eigen::Index j = 0; j < Binv.cols(); ++j) {
-    auto c = Binv.col(j);
-    c -= row(j) * column;
-    row_sums += c.cwiseAbs();
-  }
   x -= xr * column;
-  return row_sums.size() > 0 ? row_sums.maxCoeff() : 0.0;
+  // The update, column by column with the row sums of |B⁻¹| for ‖B⁻¹‖∞ in
+  // the same pass (the identity columns add 1 on their row).
+  auto sums = sums_.head(n);
+  sums.setZero();
+  for (Eigen::Index j = 0; j < n; ++j) {
+    if (touched_[static_cast<std::size_t>(j)]) {
+      auto c = Binv_.col(j).head(n);
+      c -= row_(j) * column;
+      sums += c.cwiseAbs();
+    } else {
+      sums(j) += 1.0;
+    }
+  }
+  return n > 0 ? sums.maxCoeff() : 0.0;
 }
 
 void Equilibration::reserve(int n) {

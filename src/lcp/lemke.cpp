@@ -36,11 +36,9 @@ void LemkeSolver::reserve(int n) {
 
 void LemkeSolver::reserve_workspace(int n) {
   if (n <= capacity_) return;
-  Binv_.resize(n, n);
+  Binv_.reserve(n);
   x_.resize(n);
   column_.resize(n);
-  row_.resize(n);
-  sums_.resize(n);
   lambda_.resize(n);
   scratch_.resize(n);
   equilibration_.reserve(n);
@@ -91,14 +89,12 @@ void LemkeSolver::run(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const
   const int max_pivots = options_.max_pivots > 0 ? options_.max_pivots : std::max(1000, 100 * n);
   const int z0 = 2 * n;
 
-  auto Binv = Binv_.topLeftCorner(n, n);
+  detail::BasisInverse& Binv = Binv_;
   auto x = x_.head(n);
   auto a = column_.head(n);
-  auto row = row_.head(n);
-  auto sums = sums_.head(n);
   auto lam = lambda_.head(n);
   auto scratch = scratch_.head(n);
-  Binv.setIdentity();
+  Binv.reset(n);
   equilibration_.scaled_d(d, x);
   for (int i = 0; i < n; ++i) {
     basis_[i] = i;  // w basic: B = I
@@ -132,7 +128,7 @@ void LemkeSolver::run(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const
   };
   auto do_pivot = [&](int r, int entering) {
     const int leaving = basis_[r];
-    growth = std::max(1.0, detail::pivot_basis_inverse(Binv, x, a, r, row, sums));
+    growth = std::max(1.0, Binv.pivot(x, a, r));
     basis_[r] = entering;
     position_[entering] = r;
     position_[leaving] = -1;
@@ -172,10 +168,10 @@ void LemkeSolver::run(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const
 
     // The entering column in the current basis: B⁻¹ times e_i or −M̂_:,j.
     if (entering < n) {
-      a = Binv.col(entering);
+      Binv.column(entering, a);
     } else {
       equilibration_.column(M, entering - n, scratch);
-      a.noalias() = Binv * scratch;
+      Binv.times(scratch, a);
       a = -a;
     }
     const double ptol = zt * growth;

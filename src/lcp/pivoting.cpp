@@ -17,11 +17,9 @@ void PivotingSolver::reserve(int n) {
 
 void PivotingSolver::reserve_workspace(int n) {
   if (n <= capacity_) return;
-  Binv_.resize(n, n);
+  Binv_.reserve(n);
   rates_.resize(n);
   column_.resize(n);
-  row_.resize(n);
-  sums_.resize(n);
   unused_.resize(n);
   lambda_.resize(n);
   w_.resize(n);
@@ -74,17 +72,15 @@ void PivotingSolver::run(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<co
   const int max_pivots = options_.max_pivots > 0 ? options_.max_pivots : std::max(1000, 100 * n);
   constexpr double kInf = std::numeric_limits<double>::infinity();
 
-  auto Binv = Binv_.topLeftCorner(n, n);
+  detail::BasisInverse& Binv = Binv_;
   auto a = rates_.head(n);
   auto col = column_.head(n);
-  auto row = row_.head(n);
-  auto sums = sums_.head(n);
   auto rhs = unused_.head(n);
   auto lam = lambda_.head(n);
   auto w = w_.head(n);
   auto u = u_.head(n);
   auto scratch = scratch_.head(n);
-  Binv.setIdentity();
+  Binv.reset(n);
   rhs.setZero();
   lam.setZero();
   equilibration_.scaled_d(d, w);
@@ -103,7 +99,7 @@ void PivotingSolver::run(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<co
   // enters with B⁻¹-column `col`. Returns false on a vanishing pivot.
   auto principal_pivot = [&](int j) {
     if (!(std::abs(col(j)) > zt * growth)) return false;
-    growth = std::max(1.0, detail::pivot_basis_inverse(Binv, rhs, col, j, row, sums));
+    growth = std::max(1.0, Binv.pivot(rhs, col, j));
     clamped_[j] = !clamped_[j];
     ++out.pivots;
     return true;
@@ -128,7 +124,7 @@ void PivotingSolver::run(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<co
       }
       // Rates along Δλ_d = 1: basic λ_C and basic w off C (Δw_C = 0).
       equilibration_.column(M, dd, scratch);
-      a.noalias() = Binv * scratch;
+      Binv.times(scratch, a);
       const double ptol = zt * growth;
 
       // Step length to the first blocking event (see the header).
@@ -203,11 +199,11 @@ void PivotingSolver::run(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<co
         col = -a;
       } else if (clamped_[j]) {
         lam(j) = 0.0;  // event 2: w_j enters for λ_j (column B⁻¹ e_j)
-        col = Binv.col(j);
+        Binv.column(j, col);
       } else {
         w(j) = 0.0;  // event 3: λ_j enters for w_j
         equilibration_.column(M, j, scratch);
-        col.noalias() = Binv * scratch;
+        Binv.times(scratch, col);
         col = -col;
       }
       if (!principal_pivot(j)) {

@@ -266,14 +266,43 @@ void describe_certificate(std::string& message, const char* prefix, const Farkas
 void describe_rejection(std::string& message, const char* prefix, const LcpResult& out, double amplification,
                         double max_amplification);
 
-/// Dense Gauss–Jordan pivot on a basis inverse: with `column` = B⁻¹a (the
-/// entering column) and pivot row r, updates `Binv` to the inverse of the
-/// basis with column r replaced by a, and `x` (= B⁻¹d) accordingly.
-/// Returns ‖B⁻¹‖∞ of the updated inverse. `column` is used as scratch; `row`
-/// and `row_sums` are scratch of the same size.
-/// @pre |column(r)| > 0.
-double pivot_basis_inverse(Eigen::Ref<MatrixX> Binv, Eigen::Ref<VectorX> x, Eigen::Ref<VectorX> column,
-                           Eigen::Index r, Eigen::Ref<VectorX> row, Eigen::Ref<VectorX> row_sums);
+/// The inverse of a pivoting method's basis B, which starts as the identity
+/// (the slacks w basic) and has one column replaced per pivot. B⁻¹ then
+/// differs from the identity only in the columns of the rows pivoted on so
+/// far (with B = I + W E_Sᵀ, B⁻¹ = I − W (I + E_SᵀW)⁻¹ E_Sᵀ), and so does
+/// every Gauss–Jordan update: a pivot, a product B⁻¹a and ‖B⁻¹‖∞ cost
+/// O(n·|S|) with |S| the number of distinct pivot rows, instead of O(n²).
+/// On the contact LCPs of a body resting on many dependent contacts
+/// (n = 10·contacts with an 8-direction cone) Lemke's method visits a small
+/// part of the rows. Storage is reserved once; nothing allocates after.
+class BasisInverse {
+ public:
+  void reserve(int n);
+  /// B = I of size n (n <= the reserved size).
+  void reset(int n);
+  int size() const { return n_; }
+  /// (B⁻¹)ᵢₖ.
+  double operator()(Eigen::Index i, Eigen::Index k) const {
+    return touched_[static_cast<std::size_t>(k)] ? Binv_(i, k) : (i == k ? 1.0 : 0.0);
+  }
+  /// out = B⁻¹ eⱼ.
+  void column(Eigen::Index j, Eigen::Ref<VectorX> out) const;
+  /// out = B⁻¹ a.
+  void times(const Eigen::Ref<const VectorX>& a, Eigen::Ref<VectorX> out) const;
+  /// Gauss–Jordan pivot with `column` = B⁻¹a (the entering column) in row r:
+  /// B⁻¹ becomes the inverse of the basis with column r replaced by a, and
+  /// `x` (= B⁻¹d) follows. Returns ‖B⁻¹‖∞ of the updated inverse. `column`
+  /// is used as scratch.
+  /// @pre |column(r)| > 0.
+  double pivot(Eigen::Ref<VectorX> x, Eigen::Ref<VectorX> column, Eigen::Index r);
+
+ private:
+  MatrixX Binv_;              // columns in cols_ hold B⁻¹; the others are eⱼ (not stored)
+  VectorX row_, sums_;        // scratch of the pivot
+  std::vector<char> touched_;  // column j stored
+  std::vector<int> cols_;      // the stored columns, in pivot order
+  int n_ = 0;
+};
 
 /// The scaled problem the pivoting methods work on,
 ///

@@ -116,11 +116,9 @@ class LemkeSolver {
 
   LemkeOptions options_;
   int capacity_ = -1;
-  MatrixX Binv_;           // B⁻¹ of the current basis (top-left n×n used)
+  detail::BasisInverse Binv_;  // B⁻¹ of the current basis
   VectorX x_;              // B⁻¹ d: values of the basic variables
   VectorX column_;         // B⁻¹ (entering column)
-  VectorX row_;            // scratch for the pivot
-  VectorX sums_;            // scratch: row sums of |B⁻¹|
   VectorX lambda_;         // λ read from the tableau / ray direction u
   VectorX scratch_;        // a column of M̂, λ̂
   std::vector<int> basis_;       // basis_[row] = variable id (w_i = i, λ_i = n+i, z₀ = 2n)

@@ -125,11 +125,9 @@ class PivotingSolver {
 
   PivotingOptions options_;
   int capacity_ = -1;
-  MatrixX Binv_;                // B⁻¹ of the complementary basis (slot i holds w_i or λ_i)
+  detail::BasisInverse Binv_;   // B⁻¹ of the complementary basis (slot i holds w_i or λ_i)
   VectorX rates_;               // B⁻¹ M_:,d / σM: Δλ_i (i ∈ C) or Δw_i (i ∉ C)
   VectorX column_;              // entering column of a pivot
-  VectorX row_;                 // scratch for the pivot
-  VectorX sums_;            // scratch: row sums of |B⁻¹|
   VectorX unused_;              // right-hand side carried through pivots (values are kept in lambda_, w_)
   VectorX lambda_;              // λ (scaled)
   VectorX w_;                   // w (scaled)
