@@ -26,12 +26,18 @@ struct Stance {
   std::vector<Contact> contacts;
 };
 
-Stance quadruped_stance() {
+// A model of models/ on a free-flyer, at its neutral configuration.
+Stance free_robot(const std::string& name) {
   Stance s;
   urdf::LoadOptions opt;
   opt.root = urdf::RootJoint::FreeFlyer;
-  s.model = urdf::load(std::string(PLUME_MODELS_DIR) + "/quadruped.urdf", opt);
+  s.model = urdf::load(std::string(PLUME_MODELS_DIR) + "/" + name + ".urdf", opt);
   s.q = neutral_configuration(s.model);
+  return s;
+}
+
+Stance quadruped_stance() {
+  Stance s = free_robot("quadruped");
   for (int leg = 0; leg < 4; ++leg) {
     s.q(7 + 3 * leg) = 0.0;
     s.q(8 + 3 * leg) = 0.8;
@@ -58,42 +64,9 @@ Stance quadruped_stance() {
   return s;
 }
 
-Stance humanoid_stance() {
-  Stance s;
-  urdf::LoadOptions opt;
-  opt.root = urdf::RootJoint::FreeFlyer;
-  s.model = urdf::load(std::string(PLUME_MODELS_DIR) + "/humanoid.urdf", opt);
-  s.q = neutral_configuration(s.model);
-  Data d(s.model);
-  DetectionOptions o;
-  o.margin = 10.0;
-  ContactDetector det(s.model, {ground_plane()}, o);
-  forward_kinematics(s.model, d, s.q);
-  std::vector<Contact> c;
-  det.detect(s.model, d, c);
-  double gap = 1e9;
-  for (const Contact& k : c) gap = std::min(gap, k.gap);
-  s.q(2) -= gap;
-  DetectionOptions touch;
-  touch.margin = 1e-7;
-  ContactDetector det2(s.model, {ground_plane()}, touch);
-  forward_kinematics(s.model, d, s.q);
-  det2.detect(s.model, d, s.contacts);
-  return s;
-}
-
-// The humanoid lying on its back (pitched 90° about y, arms out), every
-// shape within 7 cm of the ground taken as touching (17 contacts): the many dependent
-// contacts (a face's 4 corners, a cylinder's line) of the body at rest on
-// the ground after a fall, where the event-driven scheme's impacts happen.
-Stance humanoid_lying() {
-  Stance s;
-  urdf::LoadOptions opt;
-  opt.root = urdf::RootJoint::FreeFlyer;
-  s.model = urdf::load(std::string(PLUME_MODELS_DIR) + "/humanoid.urdf", opt);
-  s.q = neutral_configuration(s.model);
-  const Eigen::Quaterniond pitch(Eigen::AngleAxisd(0.5 * 3.14159265358979323846, Vec3::UnitY()));
-  s.q.segment<4>(3) = pitch.coeffs();
+// Lowers s.q until the lowest shape touches the ground, then takes every
+// contact within `margin` of it.
+void lower_onto_ground(Stance& s, double margin) {
   Data d(s.model);
   DetectionOptions o;
   o.margin = 10.0;
@@ -105,10 +78,27 @@ Stance humanoid_lying() {
   for (const Contact& k : c) gap = std::min(gap, k.gap);
   s.q(2) -= gap;
   DetectionOptions near;
-  near.margin = 0.07;
+  near.margin = margin;
   ContactDetector det2(s.model, {ground_plane()}, near);
   forward_kinematics(s.model, d, s.q);
   det2.detect(s.model, d, s.contacts);
+}
+
+Stance humanoid_stance() {
+  Stance s = free_robot("humanoid");
+  lower_onto_ground(s, 1e-7);
+  return s;
+}
+
+// The humanoid lying on its back (pitched 90° about y, arms out), every
+// shape within 7 cm of the ground taken as touching (17 contacts): the many dependent
+// contacts (a face's 4 corners, a cylinder's line) of the body at rest on
+// the ground after a fall, where the event-driven scheme's impacts happen.
+Stance humanoid_lying() {
+  Stance s = free_robot("humanoid");
+  const Eigen::Quaterniond pitch(Eigen::AngleAxisd(0.5 * 3.14159265358979323846, Vec3::UnitY()));
+  s.q.segment<4>(3) = pitch.coeffs();
+  lower_onto_ground(s, 0.07);
   return s;
 }
 
