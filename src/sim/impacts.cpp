@@ -82,7 +82,18 @@ bool EventDrivenCore::apply_impacts(SimulationResult& result, VectorX& zeta, con
   }
   v = s.v_plus;
   unchecked::forward_kinematics(m, data, q, v);
-  for (int i = 0; i < n; ++i) zeta(i) = contact_kinematics(m, data, touching[i]).gap_rate;
+  for (int i = 0; i < n; ++i) {
+    zeta(i) = contact_kinematics(m, data, touching[i]).gap_rate;
+    // A touching contact that took no impulse but was set moving off by
+    // the others' slower than zeno_speed (the dependent corners of a body
+    // landing on a face or a limb): its flight would last a fraction of a
+    // microsecond and end in a plastic impact, over and over. It goes to the
+    // force LCP with the resting contacts (as a contact whose gap never
+    // opened), which holds it if the others push it back.
+    if (!(s.impulse(i) > 0.0) && zeta(i) > opt.velocity_tolerance && zeta(i) < opt.zeno_speed) {
+      held.push_back(touching[i].id);
+    }
+  }
   return true;
 }
 
