@@ -28,6 +28,7 @@ Data::Data(const Model& model)
       Ic(model.nbodies()),
       qsc(Eigen::Matrix<double, 2, Eigen::Dynamic>::Zero(2, model.nbodies())),
       H(MatrixX::Zero(model.nv(), model.nv())),
+      Fc(Eigen::Matrix<double, 6, Eigen::Dynamic, Eigen::RowMajor>::Zero(6, model.nv())),
       oIA(model.nbodies(), Mat6::Zero()),
       opA(model.nbodies()),
       U(Matrix6X::Zero(6, model.nv())),

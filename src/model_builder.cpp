@@ -603,6 +603,19 @@ Model ModelBuilder::build() const {
     const int p = m.dof_parent_[k];
     if (p >= 0) m.dof_subtree_end_[p] = std::max(m.dof_subtree_end_[p], m.dof_subtree_end_[k]);
   }
+  // Depth first: each dof's range (k, dof_subtree_end(k)] holds its
+  // descendants only, i.e. as many dofs as it has descendants.
+  {
+    std::vector<int> descendants(nv, 0);
+    for (int k = nv - 1; k >= 0; --k) {
+      const int p = m.dof_parent_[k];
+      if (p >= 0) descendants[p] += descendants[k] + 1;
+    }
+    m.dofs_depth_first_ = true;
+    for (int k = 0; k < nv; ++k) {
+      if (m.dof_subtree_end_[k] - k != descendants[k]) m.dofs_depth_first_ = false;
+    }
+  }
 
   for (int i = 1; i < nb; ++i) {
     if (m.joints_[i].type == JointType::FreeFlyer) m.quaternion_q_.push_back(m.joints_[i].q_index + 3);

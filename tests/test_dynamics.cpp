@@ -66,6 +66,29 @@ TEST(Crba, SymmetricPositiveDefiniteAndColumnsMatchRnea) {
   }
 }
 
+// crba carries whole subtrees' columns up at once when the dofs are numbered
+// depth first (the URDF loader's numbering) and each column alone otherwise:
+// the test models hold both numberings (random trees attach bodies anywhere),
+// and the flag agrees with the ancestry walked dof by dof.
+TEST(Crba, TestModelsHoldBothDofNumberings) {
+  int depth_first = 0, other = 0;
+  for (const Model& m : test_models()) {
+    SCOPED_TRACE(m.name());
+    bool contiguous = true;
+    for (int k = 0; k < m.nv(); ++k) {
+      for (int c = k + 1; c <= m.dof_subtree_end(k); ++c) {
+        bool below = false;
+        for (int a = m.dof_parent(c); a >= 0; a = m.dof_parent(a)) below = below || a == k;
+        contiguous = contiguous && below;
+      }
+    }
+    EXPECT_EQ(m.dofs_depth_first(), contiguous);
+    ++(m.dofs_depth_first() ? depth_first : other);
+  }
+  EXPECT_GT(depth_first, 0);
+  EXPECT_GT(other, 0);
+}
+
 TEST(Aba, InvertsRneaOnEveryModel) {
   for (const Model& m : test_models()) {
     SCOPED_TRACE(m.name());

@@ -61,6 +61,8 @@ class Data {
   std::vector<RigidInertia> Ic;   ///< [nbodies] composite inertia of each subtree, body coordinates
   Eigen::Matrix<double, 2, Eigen::Dynamic> qsc;  ///< [2×nbodies] workspace: sin and cos of revolute joint angles
   MatrixX H;                      ///< [nv×nv] joint-space inertia, both triangles
+  Eigen::Matrix<double, 6, Eigen::Dynamic, Eigen::RowMajor> Fc;  ///< [6×nv] workspace of crba: the
+                                  ///< columns Ic_i S_k on their way up, row-major (a row's columns adjacent)
 
   // ---- forward dynamics: aba() -------------------------------------------------
   std::vector<Mat6> oIA;   ///< [nbodies] articulated-body inertias, world

@@ -89,6 +89,9 @@ class Model {
   /// that has k among its ancestors is in (k, dof_subtree_end(k)], but that
   /// range may hold other dofs too when bodies are not numbered depth first.
   int dof_subtree_end(int k) const { return dof_subtree_end_[k]; }
+  /// Are the dofs numbered depth first (every subtree's dofs one contiguous
+  /// range [k, dof_subtree_end(k)])? True for the URDF loader's numbering.
+  bool dofs_depth_first() const { return dofs_depth_first_; }
 
   // ---- limits and passive forces (from the URDF) ------------------------------
   /// Lower position limit per configuration coordinate (−inf when none).
@@ -172,6 +175,7 @@ class Model {
   std::vector<int> dof_parent_;
   std::vector<int> dof_run_start_;
   std::vector<int> dof_subtree_end_;
+  bool dofs_depth_first_ = true;
   std::vector<int> quaternion_q_;
   VectorX lower_, upper_, velocity_limit_, effort_limit_, damping_, friction_;
   std::vector<Frame> frames_;

@@ -17,6 +17,7 @@
 // stands, and its coupling entries are F in its coordinates.
 #include "plume/algorithms/crba.hpp"
 
+#include <cstring>
 #include <type_traits>
 
 #include "checks.hpp"
@@ -137,8 +138,8 @@ PLUME_INLINE void add_plane_transformed(const RigidInertia& Y, const Transform& 
 /// Σ_r E(r, c) x_r = (Eᵀ x)_c, summed left to right.
 struct FullRotation {
   const Mat3& E;
-  template <int c>
-  PLUME_INLINE double col(double x0, double x1, double x2) const {
+  template <int c, class T>
+  PLUME_INLINE T col(T x0, T x1, T x2) const {
     return (E(0, c) * x0 + E(1, c) * x1) + E(2, c) * x2;
   }
 };
@@ -157,9 +158,9 @@ struct PermutedRotation {
   double eA, e11, e12, e21, e22;  // E(A, Pa), E(i1, Pb1), E(i1, Pb2), E(i2, Pb1), E(i2, Pb2)
   explicit PLUME_INLINE PermutedRotation(const Mat3& E)
       : eA(E(A, Pa)), e11(E(i1, Pb1)), e12(E(i1, Pb2)), e21(E(i2, Pb1)), e22(E(i2, Pb2)) {}
-  template <int c>
-  PLUME_INLINE double col(double x0, double x1, double x2) const {
-    const double x[3] = {x0, x1, x2};
+  template <int c, class T>
+  PLUME_INLINE T col(T x0, T x1, T x2) const {
+    const T x[3] = {x0, x1, x2};
     if constexpr (c == Pa) {
       return eA * x[A];
     } else if constexpr (c == Pb1) {
@@ -340,6 +341,140 @@ PLUME_INLINE void force_up(const Joint& j, const Transform& Xup, double* f) {
   });
 }
 
+/// The plane rotation of an axis-aligned revolute joint about A with the
+/// identity tree rotation (rows i1, i2 of E: (c, s), (−s, c) in the columns
+/// i1, i2), read as FullRotation: col<c>(x) = (Eᵀ x)_c without the zero terms.
+template <int A>
+struct PlaneRotation {
+  static constexpr int i1 = (A + 1) % 3;
+  static constexpr int i2 = (A + 2) % 3;
+  double c, s;
+  explicit PLUME_INLINE PlaneRotation(const Mat3& E) : c(E(i1, i1)), s(E(i1, i2)) {}
+  template <int k, class T>
+  PLUME_INLINE T col(T x0, T x1, T x2) const {
+    const T x[3] = {x0, x1, x2};
+    if constexpr (k == A) {
+      return x[A];
+    } else if constexpr (k == i1) {
+      return c * x[i1] - s * x[i2];
+    } else {
+      return s * x[i1] + c * x[i2];
+    }
+  }
+};
+
+/// The identity rotation (a prismatic joint along an axis with the identity
+/// tree rotation: Xup is a translation).
+struct NoRotation {
+  template <int k, class T>
+  PLUME_INLINE T col(T x0, T x1, T x2) const {
+    if constexpr (k == 0) {
+      return x0;
+    } else if constexpr (k == 1) {
+      return x1;
+    } else {
+      return x2;
+    }
+  }
+};
+
+/// f ← Xᵀ f = [Eᵀ n + r × Eᵀ l; Eᵀ l] for X = (E, r), E read through R; T is
+/// double or a pair of doubles (two force columns at once).
+template <class Rot, class T>
+PLUME_INLINE void force_up_by(const Rot& R, const double* r, T* f) {
+  const T n0 = R.template col<0>(f[0], f[1], f[2]);
+  const T n1 = R.template col<1>(f[0], f[1], f[2]);
+  const T n2 = R.template col<2>(f[0], f[1], f[2]);
+  const T l0 = R.template col<0>(f[3], f[4], f[5]);
+  const T l1 = R.template col<1>(f[3], f[4], f[5]);
+  const T l2 = R.template col<2>(f[3], f[4], f[5]);
+  f[0] = n0 + (r[1] * l2 - r[2] * l1);
+  f[1] = n1 + (r[2] * l0 - r[0] * l2);
+  f[2] = n2 + (r[0] * l1 - r[1] * l0);
+  f[3] = l0;
+  f[4] = l1;
+  f[5] = l2;
+}
+
+/// Two adjacent doubles as one value (GCC and clang vector extension: SSE2
+/// registers on x86-64, plain pairs elsewhere).
+using Pair = double __attribute__((vector_size(16)));
+
+/// Fᵀ columns c0..c1 (inclusive) of the row-major 6×nv block F ← Xᵀ F, two
+/// columns per step.
+template <class Rot>
+PLUME_INLINE void columns_up(const Rot& R, const Vec3& rv, double* __restrict F, int nv, int c0, int c1) {
+  const double r[3] = {rv[0], rv[1], rv[2]};
+  int c = c0;
+  for (; c < c1; c += 2) {
+    Pair f[6];
+    for (int m = 0; m < 6; ++m) std::memcpy(&f[m], F + m * nv + c, sizeof(Pair));
+    force_up_by(R, r, f);
+    for (int m = 0; m < 6; ++m) std::memcpy(F + m * nv + c, &f[m], sizeof(Pair));
+  }
+  if (c == c1) {
+    double f[6];
+    for (int m = 0; m < 6; ++m) f[m] = F[m * nv + c];
+    force_up_by(R, r, f);
+    for (int m = 0; m < 6; ++m) F[m * nv + c] = f[m];
+  }
+}
+
+/// fn(R) with R the cheapest rotation policy of joint j's Xup rotation.
+template <class Fn>
+PLUME_INLINE void with_up_rotation(const Joint& j, const Mat3& E, Fn&& fn) {
+  if (j.tree_rotation_identity) {
+    switch (j.kind) {
+      case JointKind::RevoluteX: fn(PlaneRotation<0>(E)); return;
+      case JointKind::RevoluteY: fn(PlaneRotation<1>(E)); return;
+      case JointKind::RevoluteZ: fn(PlaneRotation<2>(E)); return;
+      case JointKind::PrismaticX:
+      case JointKind::PrismaticY:
+      case JointKind::PrismaticZ: fn(NoRotation{}); return;
+      default: break;
+    }
+  }
+  with_rotation(j, E, fn);
+}
+
+/// H(l, c) = H(c, l) = S_lᵀ F_c for every dof l of joint j and the columns
+/// c = c0..c1 of the row-major 6×nv block F.
+PLUME_INLINE void project_columns(const Joint& j, const double* S, const double* F, double* H, int nv, int c0,
+                                  int c1) {
+  const int l = j.v_index;
+  auto row = [&](int m, int dof) PLUME_LAMBDA_INLINE {
+    const double* Fm = F + m * nv;
+    double* Hrow = H + dof;        // H(dof, c) at dof + nv c
+    double* Hcol = H + nv * dof;   // H(c, dof) at c + nv dof
+    for (int c = c0; c <= c1; ++c) {
+      Hrow[nv * c] = Fm[c];
+      Hcol[c] = Fm[c];
+    }
+  };
+  switch (j.kind) {
+    case JointKind::RevoluteX: row(0, l); return;
+    case JointKind::RevoluteY: row(1, l); return;
+    case JointKind::RevoluteZ: row(2, l); return;
+    case JointKind::PrismaticX: row(3, l); return;
+    case JointKind::PrismaticY: row(4, l); return;
+    case JointKind::PrismaticZ: row(5, l); return;
+    case JointKind::FreeFlyer:
+      for (int m = 0; m < 6; ++m) row(m, l + m);
+      return;
+    default:
+      for (int m = l; m < l + j.nv; ++m) {
+        for (int c = c0; c <= c1; ++c) {
+          double f[6];
+          for (int k = 0; k < 6; ++k) f[k] = F[k * nv + c];
+          const double x = dot6(S + 6 * m, f);
+          H[m + nv * c] = x;
+          H[c + nv * m] = x;
+        }
+      }
+      return;
+  }
+}
+
 /// H(l, k) = H(k, l) = S_lᵀ f for every dof l of joint j (S in body coordinates).
 PLUME_INLINE void project(const Joint& j, const double* S, const double* f, double* H, int nv, int k) {
   const int l = j.v_index;
@@ -477,6 +612,96 @@ PLUME_FLATTEN void crba_passes(const Model& model, Data& data, const VecRef& q) 
   const int nv = model.nv();
   double* H = data.H.data();
   const double* S = data.S.data();
+  if (model.dofs_depth_first()) {
+    // Body i's subtree holds the dofs v_i..e_i, contiguous. Its columns
+    // F_c = X_{i←b}ᵀ Ic_b S_c (c a dof of body b in the subtree) stand in
+    // Fc in body i's coordinates: S_iᵀ F gives H's row block of joint i, and
+    // the whole range moves to the parent's coordinates at once (the same
+    // products per column as carrying each column up alone, with one
+    // dispatch per body and two columns per step).
+    double* F = data.Fc.data();
+    for (int i = nb - 1; i > 0; --i) {
+      const Joint& j = joint[i];
+      const RigidInertia& Y = data.Ic[i];
+      const int p = parent[i];
+      const int v0 = j.v_index;
+      const int v1 = v0 + j.nv - 1;
+      const int e = model.dof_subtree_end(v0);
+      if (j.kind == JointKind::FreeFlyer && p == 0) {
+        // S = 1: the block is Ic = [Ī h×; h×ᵀ m1] itself.
+        double* B = H + v0 * (nv + 1);
+        const Mat3& I = Y.Ibar();
+        const Vec3& h = Y.h();
+        const double hx[3][3] = {{0.0, -h[2], h[1]}, {h[2], 0.0, -h[0]}, {-h[1], h[0], 0.0}};
+        for (int b = 0; b < 3; ++b) {
+          for (int a = 0; a < 3; ++a) {
+            B[a + nv * b] = I(a, b);
+            B[a + nv * (3 + b)] = hx[a][b];
+            B[3 + b + nv * a] = hx[a][b];
+            B[3 + a + nv * (3 + b)] = a == b ? Y.mass() : 0.0;
+          }
+        }
+        if (e > v1) project_columns(j, S, F, H, nv, v1 + 1, e);
+        continue;
+      }
+      for (int k = v0; k <= v1; ++k) {
+        double f[6];
+        switch (j.kind) {  // f = Ic S_k; H(l, k) for the dofs l ≤ k of joint i
+          case JointKind::RevoluteX:
+            revolute_force<0>(Y, f);
+            H[k + nv * k] = f[0];
+            break;
+          case JointKind::RevoluteY:
+            revolute_force<1>(Y, f);
+            H[k + nv * k] = f[1];
+            break;
+          case JointKind::RevoluteZ:
+            revolute_force<2>(Y, f);
+            H[k + nv * k] = f[2];
+            break;
+          case JointKind::PrismaticX:
+            slider_force<0>(Y, f);
+            H[k + nv * k] = f[3];
+            break;
+          case JointKind::PrismaticY:
+            slider_force<1>(Y, f);
+            H[k + nv * k] = f[4];
+            break;
+          case JointKind::PrismaticZ:
+            slider_force<2>(Y, f);
+            H[k + nv * k] = f[5];
+            break;
+          default:
+            detail::inertia_times(Y, S + 6 * k, f);
+            for (int l = v0; l <= k; ++l) {
+              const double x = dot6(S + 6 * l, f);
+              H[l + nv * k] = x;
+              H[k + nv * l] = x;
+            }
+            break;
+        }
+        for (int m = 0; m < 6; ++m) F[m * nv + k] = f[m];
+      }
+      if (e > v1) project_columns(j, S, F, H, nv, v1 + 1, e);
+      if (p > 0) {
+        const Transform& X = Xup[i];
+        with_up_rotation(j, X.E(), [&](const auto& R) PLUME_LAMBDA_INLINE { columns_up(R, X.r(), F, nv, v0, e); });
+        if (is_straight_slider(j)) {
+          add_translated(Y, X.r(), data.Ic[p]);
+        } else if (is_plane_revolute(j)) {
+          switch (j.kind) {
+            case JointKind::RevoluteX: add_plane_transformed<0>(Y, X, data.Ic[p]); break;
+            case JointKind::RevoluteY: add_plane_transformed<1>(Y, X, data.Ic[p]); break;
+            default: add_plane_transformed<2>(Y, X, data.Ic[p]); break;
+          }
+        } else {
+          with_rotation(j, X.E(), [&](const auto& R) PLUME_LAMBDA_INLINE { add_transformed(Y, R, X.r(), data.Ic[p]); });
+        }
+      }
+    }
+    return;
+  }
+  // Dofs not numbered depth first: each column carried up its support chain.
   for (int i = nb - 1; i > 0; --i) {
     const Joint& j = joint[i];
     const RigidInertia& Y = data.Ic[i];
