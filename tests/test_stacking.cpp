@@ -451,6 +451,22 @@ Scenario humanoid_on_ground(const char* q, const char* v, const char* name, cons
   return load_world_string(xml, name, PLUME_MODELS_DIR);
 }
 
+// 0.01 s of the limp humanoid on the ground from (q, v), event-driven, with
+// the facts every such run holds: it finishes, nothing penetrates beyond the
+// rigid scheme's 1e-9 m, and without a controller the energy never rises
+// above its start (plastic impacts, friction) and falls.
+SimulationResult lying_event_driven(const char* q, const char* v, const char* name, MemoryRecorder& rec) {
+  const Scenario sc = humanoid_on_ground(q, v, name, R"(scheme="event-driven" duration="0.01" output_rate="1000")");
+  Simulator sim(sc.world, sc.options);
+  const SimulationResult r = sim.run(&rec);
+  EXPECT_EQ(r.status, SimulationStatus::Finished) << r.message;
+  EXPECT_LT(r.statistics.max_penetration, 1e-9);
+  const double e0 = r.statistics.energy_start;
+  for (double e : rec.energies) EXPECT_LE(e, e0 + 1e-9 * e0);
+  EXPECT_LT(r.statistics.energy_end, e0);
+  return r;
+}
+
 Scenario paradox_scenario() {
   return humanoid_on_ground(kParadoxQ, kParadoxV, "paradox",
                             R"(scheme="time-stepping" duration="0.02" output_rate="0")");
@@ -698,16 +714,8 @@ TEST(HumanoidCollapse, EventDrivenSlidingOnTheGroundIsNotSlowedByRounding) {
   // energy never rises above its start (the impacts are plastic, friction
   // dissipates); the run takes at least 5 times fewer steps than the noisy
   // solve did (measured: 331).
-  const Scenario sc = humanoid_on_ground(kLying120Q, kLying120V, "lying120",
-                                         R"(scheme="event-driven" duration="0.01" output_rate="1000")");
-  Simulator sim(sc.world, sc.options);
   MemoryRecorder rec;
-  const SimulationResult r = sim.run(&rec);
-  ASSERT_EQ(r.status, SimulationStatus::Finished) << r.message;
-  EXPECT_LT(r.statistics.max_penetration, 1e-9);
-  const double e0 = r.statistics.energy_start;
-  for (double e : rec.energies) EXPECT_LE(e, e0 + 1e-9 * e0);
-  EXPECT_LT(r.statistics.energy_end, e0);
+  const SimulationResult r = lying_event_driven(kLying120Q, kLying120V, "lying120", rec);
   EXPECT_LT(r.statistics.steps, 5207 / 5) << r.statistics.steps;
 }
 
@@ -791,16 +799,8 @@ TEST(HumanoidCollapse, EventDrivenLandingOnItsBackDoesNotChatter) {
   // flights under 1 µs, 359 events). Facts: nothing penetrates beyond
   // 1e-9 m; the energy never rises above its start (plastic impacts,
   // friction); the landing dissipates.
-  const Scenario sc = humanoid_on_ground(kBackLandingQ, kBackLandingV, "back_landing",
-                                         R"(scheme="event-driven" duration="0.01" output_rate="1000")");
-  Simulator sim(sc.world, sc.options);
   MemoryRecorder rec;
-  const SimulationResult r = sim.run(&rec);
-  ASSERT_EQ(r.status, SimulationStatus::Finished) << r.message;
-  EXPECT_LT(r.statistics.max_penetration, 1e-9);
-  const double e0 = r.statistics.energy_start;
-  for (double e : rec.energies) EXPECT_LE(e, e0 + 1e-9 * e0);
-  EXPECT_LT(r.statistics.energy_end, e0);
+  const SimulationResult r = lying_event_driven(kBackLandingQ, kBackLandingV, "back_landing", rec);
   // Flights: a contact's loss to its next impact.
   std::vector<std::pair<std::string, double>> lost;
   int short_flights = 0;

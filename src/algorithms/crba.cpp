@@ -310,6 +310,24 @@ PLUME_INLINE void plane_force_up(const Transform& X, double* f) {
   f[5] = l[2];
 }
 
+/// f ← Xᵀ f = [Eᵀ n + r × Eᵀ l; Eᵀ l] for X = (E, r), E read through R; T is
+/// double or a pair of doubles (two force columns at once).
+template <class Rot, class T>
+PLUME_INLINE void force_up_by(const Rot& R, const double* r, T* f) {
+  const T n0 = R.template col<0>(f[0], f[1], f[2]);
+  const T n1 = R.template col<1>(f[0], f[1], f[2]);
+  const T n2 = R.template col<2>(f[0], f[1], f[2]);
+  const T l0 = R.template col<0>(f[3], f[4], f[5]);
+  const T l1 = R.template col<1>(f[3], f[4], f[5]);
+  const T l2 = R.template col<2>(f[3], f[4], f[5]);
+  f[0] = n0 + (r[1] * l2 - r[2] * l1);
+  f[1] = n1 + (r[2] * l0 - r[0] * l2);
+  f[2] = n2 + (r[0] * l1 - r[1] * l0);
+  f[3] = l0;
+  f[4] = l1;
+  f[5] = l2;
+}
+
 /// f ← Xup_jᵀ f: a force from body j's coordinates to its parent's.
 PLUME_INLINE void force_up(const Joint& j, const Transform& Xup, double* f) {
   if (j.tree_rotation_identity) {
@@ -325,20 +343,7 @@ PLUME_INLINE void force_up(const Joint& j, const Transform& Xup, double* f) {
   }
   // [Eᵀ n + r × Eᵀ l; Eᵀ l] with a full or permuted rotation.
   const Vec3& r = Xup.r();
-  with_rotation(j, Xup.E(), [&](const auto& R) PLUME_LAMBDA_INLINE {
-    const double n0 = R.template col<0>(f[0], f[1], f[2]);
-    const double n1 = R.template col<1>(f[0], f[1], f[2]);
-    const double n2 = R.template col<2>(f[0], f[1], f[2]);
-    const double l0 = R.template col<0>(f[3], f[4], f[5]);
-    const double l1 = R.template col<1>(f[3], f[4], f[5]);
-    const double l2 = R.template col<2>(f[3], f[4], f[5]);
-    f[0] = n0 + (r[1] * l2 - r[2] * l1);
-    f[1] = n1 + (r[2] * l0 - r[0] * l2);
-    f[2] = n2 + (r[0] * l1 - r[1] * l0);
-    f[3] = l0;
-    f[4] = l1;
-    f[5] = l2;
-  });
+  with_rotation(j, Xup.E(), [&](const auto& R) PLUME_LAMBDA_INLINE { force_up_by(R, r.data(), f); });
 }
 
 /// The plane rotation of an axis-aligned revolute joint about A with the
@@ -377,24 +382,6 @@ struct NoRotation {
     }
   }
 };
-
-/// f ← Xᵀ f = [Eᵀ n + r × Eᵀ l; Eᵀ l] for X = (E, r), E read through R; T is
-/// double or a pair of doubles (two force columns at once).
-template <class Rot, class T>
-PLUME_INLINE void force_up_by(const Rot& R, const double* r, T* f) {
-  const T n0 = R.template col<0>(f[0], f[1], f[2]);
-  const T n1 = R.template col<1>(f[0], f[1], f[2]);
-  const T n2 = R.template col<2>(f[0], f[1], f[2]);
-  const T l0 = R.template col<0>(f[3], f[4], f[5]);
-  const T l1 = R.template col<1>(f[3], f[4], f[5]);
-  const T l2 = R.template col<2>(f[3], f[4], f[5]);
-  f[0] = n0 + (r[1] * l2 - r[2] * l1);
-  f[1] = n1 + (r[2] * l0 - r[0] * l2);
-  f[2] = n2 + (r[0] * l1 - r[1] * l0);
-  f[3] = l0;
-  f[4] = l1;
-  f[5] = l2;
-}
 
 /// Two adjacent doubles as one value (GCC and clang vector extension: SSE2
 /// registers on x86-64, plain pairs elsewhere).
@@ -547,6 +534,72 @@ PLUME_INLINE void slider_force(const RigidInertia& Y, double* f) {
 }
 
 /// CRBA, with the placements X0 written in the forward pass when Placements.
+// H's diagonal block of a free-flyer on the world: S = 1, so it is
+// Ic = [Ī h×; h×ᵀ m1] itself. B points at H(v0, v0).
+PLUME_INLINE void root_free_flyer_block(const RigidInertia& Y, double* B, int nv) {
+  const Mat3& I = Y.Ibar();
+  const Vec3& h = Y.h();
+  const double hx[3][3] = {{0.0, -h[2], h[1]}, {h[2], 0.0, -h[0]}, {-h[1], h[0], 0.0}};
+  for (int b = 0; b < 3; ++b) {
+    for (int a = 0; a < 3; ++a) {
+      B[a + nv * b] = I(a, b);
+      B[a + nv * (3 + b)] = hx[a][b];
+      B[3 + b + nv * a] = hx[a][b];
+      B[3 + a + nv * (3 + b)] = a == b ? Y.mass() : 0.0;
+    }
+  }
+}
+
+// f = Ic S_k for dof k of joint j (first dof v0), and H(l, k) = H(k, l) for
+// the dofs l ≤ k of the joint.
+template <int A>
+PLUME_INLINE void revolute_column(const RigidInertia& Y, double* f, double& Hkk) {
+  revolute_force<A>(Y, f);
+  Hkk = f[A];
+}
+template <int A>
+PLUME_INLINE void slider_column(const RigidInertia& Y, double* f, double& Hkk) {
+  slider_force<A>(Y, f);
+  Hkk = f[3 + A];
+}
+
+PLUME_INLINE void own_column(const Joint& j, const RigidInertia& Y, const double* S, int v0, int k, double* H, int nv,
+                             double* f) {
+  double& Hkk = H[k + nv * k];
+  switch (j.kind) {
+    case JointKind::RevoluteX: revolute_column<0>(Y, f, Hkk); break;
+    case JointKind::RevoluteY: revolute_column<1>(Y, f, Hkk); break;
+    case JointKind::RevoluteZ: revolute_column<2>(Y, f, Hkk); break;
+    case JointKind::PrismaticX: slider_column<0>(Y, f, Hkk); break;
+    case JointKind::PrismaticY: slider_column<1>(Y, f, Hkk); break;
+    case JointKind::PrismaticZ: slider_column<2>(Y, f, Hkk); break;
+    default:
+      detail::inertia_times(Y, S + 6 * k, f);
+      for (int l = v0; l <= k; ++l) {
+        const double x = dot6(S + 6 * l, f);
+        H[l + nv * k] = x;
+        H[k + nv * l] = x;
+      }
+      break;
+  }
+}
+
+// Ic[p] += X_upᵀ Ic_i X_up, by the cheapest form the joint allows.
+PLUME_INLINE void add_to_parent(const Joint& j, const RigidInertia& Y, const Transform& X,
+                                std::vector<RigidInertia>& Ic, int p) {
+  if (is_straight_slider(j)) {
+    add_translated(Y, X.r(), Ic[p]);
+  } else if (is_plane_revolute(j)) {
+    switch (j.kind) {
+      case JointKind::RevoluteX: add_plane_transformed<0>(Y, X, Ic[p]); break;
+      case JointKind::RevoluteY: add_plane_transformed<1>(Y, X, Ic[p]); break;
+      default: add_plane_transformed<2>(Y, X, Ic[p]); break;
+    }
+  } else {
+    with_rotation(j, X.E(), [&](const auto& R) PLUME_LAMBDA_INLINE { add_transformed(Y, R, X.r(), Ic[p]); });
+  }
+}
+
 template <bool Placements>
 PLUME_FLATTEN void crba_passes(const Model& model, Data& data, const VecRef& q) {
   const int nb = model.nbodies();
@@ -628,75 +681,20 @@ PLUME_FLATTEN void crba_passes(const Model& model, Data& data, const VecRef& q) 
       const int v1 = v0 + j.nv - 1;
       const int e = model.dof_subtree_end(v0);
       if (j.kind == JointKind::FreeFlyer && p == 0) {
-        // S = 1: the block is Ic = [Ī h×; h×ᵀ m1] itself.
-        double* B = H + v0 * (nv + 1);
-        const Mat3& I = Y.Ibar();
-        const Vec3& h = Y.h();
-        const double hx[3][3] = {{0.0, -h[2], h[1]}, {h[2], 0.0, -h[0]}, {-h[1], h[0], 0.0}};
-        for (int b = 0; b < 3; ++b) {
-          for (int a = 0; a < 3; ++a) {
-            B[a + nv * b] = I(a, b);
-            B[a + nv * (3 + b)] = hx[a][b];
-            B[3 + b + nv * a] = hx[a][b];
-            B[3 + a + nv * (3 + b)] = a == b ? Y.mass() : 0.0;
-          }
-        }
+        root_free_flyer_block(Y, H + v0 * (nv + 1), nv);
         if (e > v1) project_columns(j, S, F, H, nv, v1 + 1, e);
         continue;
       }
       for (int k = v0; k <= v1; ++k) {
         double f[6];
-        switch (j.kind) {  // f = Ic S_k; H(l, k) for the dofs l ≤ k of joint i
-          case JointKind::RevoluteX:
-            revolute_force<0>(Y, f);
-            H[k + nv * k] = f[0];
-            break;
-          case JointKind::RevoluteY:
-            revolute_force<1>(Y, f);
-            H[k + nv * k] = f[1];
-            break;
-          case JointKind::RevoluteZ:
-            revolute_force<2>(Y, f);
-            H[k + nv * k] = f[2];
-            break;
-          case JointKind::PrismaticX:
-            slider_force<0>(Y, f);
-            H[k + nv * k] = f[3];
-            break;
-          case JointKind::PrismaticY:
-            slider_force<1>(Y, f);
-            H[k + nv * k] = f[4];
-            break;
-          case JointKind::PrismaticZ:
-            slider_force<2>(Y, f);
-            H[k + nv * k] = f[5];
-            break;
-          default:
-            detail::inertia_times(Y, S + 6 * k, f);
-            for (int l = v0; l <= k; ++l) {
-              const double x = dot6(S + 6 * l, f);
-              H[l + nv * k] = x;
-              H[k + nv * l] = x;
-            }
-            break;
-        }
+        own_column(j, Y, S, v0, k, H, nv, f);
         for (int m = 0; m < 6; ++m) F[m * nv + k] = f[m];
       }
       if (e > v1) project_columns(j, S, F, H, nv, v1 + 1, e);
       if (p > 0) {
         const Transform& X = Xup[i];
         with_up_rotation(j, X.E(), [&](const auto& R) PLUME_LAMBDA_INLINE { columns_up(R, X.r(), F, nv, v0, e); });
-        if (is_straight_slider(j)) {
-          add_translated(Y, X.r(), data.Ic[p]);
-        } else if (is_plane_revolute(j)) {
-          switch (j.kind) {
-            case JointKind::RevoluteX: add_plane_transformed<0>(Y, X, data.Ic[p]); break;
-            case JointKind::RevoluteY: add_plane_transformed<1>(Y, X, data.Ic[p]); break;
-            default: add_plane_transformed<2>(Y, X, data.Ic[p]); break;
-          }
-        } else {
-          with_rotation(j, X.E(), [&](const auto& R) PLUME_LAMBDA_INLINE { add_transformed(Y, R, X.r(), data.Ic[p]); });
-        }
+        add_to_parent(j, Y, X, data.Ic, p);
       }
     }
     return;
@@ -707,77 +705,19 @@ PLUME_FLATTEN void crba_passes(const Model& model, Data& data, const VecRef& q) 
     const RigidInertia& Y = data.Ic[i];
     const int p = parent[i];
     if (j.kind == JointKind::FreeFlyer && p == 0) {
-      // S = 1: the block is Ic = [Ī h×; h×ᵀ m1] itself.
-      double* B = H + j.v_index * (nv + 1);
-      const Mat3& I = Y.Ibar();
-      const Vec3& h = Y.h();
-      const double hx[3][3] = {{0.0, -h[2], h[1]}, {h[2], 0.0, -h[0]}, {-h[1], h[0], 0.0}};
-      for (int b = 0; b < 3; ++b) {
-        for (int a = 0; a < 3; ++a) {
-          B[a + nv * b] = I(a, b);
-          B[a + nv * (3 + b)] = hx[a][b];
-          B[3 + b + nv * a] = hx[a][b];
-          B[3 + a + nv * (3 + b)] = a == b ? Y.mass() : 0.0;
-        }
-      }
+      root_free_flyer_block(Y, H + j.v_index * (nv + 1), nv);
       continue;
     }
     for (int k = j.v_index; k < j.v_index + j.nv; ++k) {
       double f[6];
-      switch (j.kind) {  // f = Ic S_k; H(l, k) for the dofs l ≤ k of joint i
-        case JointKind::RevoluteX:
-          revolute_force<0>(Y, f);
-          H[k + nv * k] = f[0];
-          break;
-        case JointKind::RevoluteY:
-          revolute_force<1>(Y, f);
-          H[k + nv * k] = f[1];
-          break;
-        case JointKind::RevoluteZ:
-          revolute_force<2>(Y, f);
-          H[k + nv * k] = f[2];
-          break;
-        case JointKind::PrismaticX:
-          slider_force<0>(Y, f);
-          H[k + nv * k] = f[3];
-          break;
-        case JointKind::PrismaticY:
-          slider_force<1>(Y, f);
-          H[k + nv * k] = f[4];
-          break;
-        case JointKind::PrismaticZ:
-          slider_force<2>(Y, f);
-          H[k + nv * k] = f[5];
-          break;
-        default:
-          detail::inertia_times(Y, S + 6 * k, f);
-          for (int l = j.v_index; l <= k; ++l) {
-            const double x = dot6(S + 6 * l, f);
-            H[l + nv * k] = x;
-            H[k + nv * l] = x;
-          }
-          break;
-      }
+      own_column(j, Y, S, j.v_index, k, H, nv, f);
       // Up the support chain.
       for (int b = i, a = p; a > 0; b = a, a = parent[a]) {
         force_up(joint[b], Xup[b], f);
         project(joint[a], S, f, H, nv, k);
       }
     }
-    if (p > 0) {
-      if (is_straight_slider(j)) {
-        add_translated(Y, Xup[i].r(), data.Ic[p]);
-      } else if (is_plane_revolute(j)) {
-        switch (j.kind) {
-          case JointKind::RevoluteX: add_plane_transformed<0>(Y, Xup[i], data.Ic[p]); break;
-          case JointKind::RevoluteY: add_plane_transformed<1>(Y, Xup[i], data.Ic[p]); break;
-          default: add_plane_transformed<2>(Y, Xup[i], data.Ic[p]); break;
-        }
-      } else {
-        const Transform& X = Xup[i];
-        with_rotation(j, X.E(), [&](const auto& R) PLUME_LAMBDA_INLINE { add_transformed(Y, R, X.r(), data.Ic[p]); });
-      }
-    }
+    if (p > 0) add_to_parent(j, Y, Xup[i], data.Ic, p);
   }
 }
 
