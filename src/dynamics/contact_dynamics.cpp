@@ -639,6 +639,71 @@ const ImpactSolution& ContactSolver::impact(const Model& model, Data& data, cons
   const int k = options.cone_directions;
   if (frictional && k < 4) throw ArgumentError("cone_directions must be at least 4");
 
+  // Friction by the k cone directions d_j = c_j t1 + s_j t2 (c_j, s_j =
+  // cos, sin 2πj/k): every product with them is formed from the two
+  // tangents' columns — a third of the Jacobian columns and a ninth of the
+  // Delassus products at k = 8. Columns of the LCP: the nc normals, k per
+  // frictional contact (stick_), one slack per frictional contact.
+  int nf = 0, m = nc_, n = nc_;
+  if (frictional) {
+    grow_directions(k);
+    tangent_jacobian(model, data, contacts, 2, D_.leftCols(2 * nc_), Ddv_.head(2 * nc_));
+    stick_.clear();
+    for (int i = 0; i < nc_; ++i) {
+      // (joint limits and μ = 0 pairs would add zero columns: ties that only hurt Lemke)
+      if (contacts[i].kind == ContactKind::Shapes && mu(i) > 0.0) stick_.push_back(i);
+    }
+    nf = static_cast<int>(stick_.size());
+    m = nc_ + k * nf;
+    n = m + nf;
+    const int nt = 2 * nf;
+    for (int j = 0; j < k; ++j) {
+      const double th = 2.0 * kPi * j / k;
+      dirs_(0, j) = std::cos(th);
+      dirs_(1, j) = std::sin(th);
+    }
+    auto Yt = YG_.leftCols(nt);  // L⁻ᵀ [t1 t2] of the frictional contacts
+    auto tv = z_.head(nt);       // their tangential velocities tᵀv⁻
+    for (int a = 0; a < nf; ++a) {
+      Yt.col(2 * a) = D_.col(2 * stick_[a]);
+      Yt.col(2 * a + 1) = D_.col(2 * stick_[a] + 1);
+      tv(2 * a) = Yt.col(2 * a).dot(v_minus);
+      tv(2 * a + 1) = Yt.col(2 * a + 1).dot(v_minus);
+    }
+    ltdl_solve_Lt(model, data, Yt);
+    auto DYt = G_.leftCols(nt);
+    DYt.noalias() = data.LD.diagonal().cwiseInverse().asDiagonal() * Yt;
+    auto C = Areg_.topLeftCorner(nc_, nt);  // Tᵀ H⁻¹ [t1 t2]
+    C.noalias() = Y_.leftCols(nc_).transpose() * DYt;
+    auto B = Areg_.block(nc_, 0, nt, nt);  // [t1 t2]ᵀ H⁻¹ [t1 t2]
+    B.triangularView<Eigen::Lower>() = Yt.transpose() * DYt;
+    B.triangularView<Eigen::StrictlyUpper>() = B.transpose();
+    auto A = A_.topLeftCorner(n, n);
+    A.setZero();
+    A.topLeftCorner(nc_, nc_) = M_.topLeftCorner(nc_, nc_);
+    for (int a = 0; a < nf; ++a) {
+      const int ra = nc_ + k * a;
+      for (int j = 0; j < k; ++j) {
+        const double cj = dirs_(0, j), sj = dirs_(1, j);
+        for (int i = 0; i < nc_; ++i) A(ra + j, i) = A(i, ra + j) = cj * C(i, 2 * a) + sj * C(i, 2 * a + 1);
+      }
+      for (int bb = 0; bb <= a; ++bb) {
+        const int rb = nc_ + k * bb;
+        const double b11 = B(2 * a, 2 * bb), b12 = B(2 * a, 2 * bb + 1);
+        const double b21 = B(2 * a + 1, 2 * bb), b22 = B(2 * a + 1, 2 * bb + 1);
+        for (int l = 0; l < k; ++l) {
+          const double cl = dirs_(0, l), sl = dirs_(1, l);
+          const double u1 = cl * b11 + sl * b12, u2 = cl * b21 + sl * b22;
+          for (int j = 0; j < k; ++j) A(ra + j, rb + l) = A(rb + l, ra + j) = dirs_(0, j) * u1 + dirs_(1, j) * u2;
+        }
+      }
+      for (int j = 0; j < k; ++j) A(ra + j, m + a) = 1.0;
+      A(m + a, stick_[a]) = mu(stick_[a]);
+      for (int j = 0; j < k; ++j) A(m + a, ra + j) = -1.0;
+    }
+    for (int i = 0; i < m; ++i) A(i, i) += options.compliance * std::max(A(i, i), 0.0);
+  }
+
   for (int attempt = 0; attempt < 2; ++attempt) {
     const bool plastic = attempt == 1;
     // Newton's law on approaching contacts: ζ⁺ ≥ −e ζ⁻; separating ones: ζ⁺ ≥ 0.
@@ -650,7 +715,6 @@ const ImpactSolution& ContactSolver::impact(const Model& model, Data& data, cons
       if (stepping) dn(i) += std::max(options.gaps(i), 0.0) / options.time_step;
     }
     const LcpResult* r = nullptr;
-    int m = nc_;
     if (!frictional) {
       auto Mi = A_.topLeftCorner(nc_, nc_);
       Mi = M_.topLeftCorner(nc_, nc_);
@@ -659,44 +723,31 @@ const ImpactSolution& ContactSolver::impact(const Model& model, Data& data, cons
       if (r->status == LcpStatus::Failed || r->status == LcpStatus::IterationLimit) r = &lemke(Mi, dn, nc_);
       apply_Hinv(model, data, Y_.leftCols(nc_), r->lambda.head(nc_), x_);
     } else {
-      // Cone directions of the frictional shape contacts only (joint limits
-      // and μ = 0 pairs would add zero columns: ties that only hurt Lemke).
-      grow_directions(k);
-      tangent_jacobian(model, data, contacts, k, D_.leftCols(k * nc_), Ddv_.head(k * nc_));
-      stick_.clear();
-      for (int i = 0; i < nc_; ++i) {
-        if (contacts[i].kind == ContactKind::Shapes && mu(i) > 0.0) stick_.push_back(i);
-      }
-      const int nf = static_cast<int>(stick_.size());
-      for (int a = 0; a < nf; ++a) {
-        if (stick_[a] != a) D_.middleCols(k * a, k) = D_.middleCols(k * stick_[a], k);
-      }
-      auto Dk = D_.leftCols(k * nf);
-      m = nc_ + k * nf;
-      const int n = m + nf;
-      auto G = G_.leftCols(m);
-      G.leftCols(nc_) = T;
-      G.rightCols(k * nf) = Dk;
-      auto YG = YG_.leftCols(m);
-      YG = G;
-      ltdl_solve_Lt(model, data, YG);
       auto A = A_.topLeftCorner(n, n);
-      A.setZero();
-      form_product(data, YG, YG, A.topLeftCorner(m, m));
-      for (int i = 0; i < m; ++i) A(i, i) += options.compliance * std::max(A(i, i), 0.0);
       auto b = b_.head(n);
       b.head(nc_) = dn;
-      b.segment(nc_, k * nf) = Dk.transpose() * v_minus;
-      b.tail(nf).setZero();
+      const auto tv = z_.head(2 * nf);
       for (int a = 0; a < nf; ++a) {
-        for (int j = 0; j < k; ++j) A(nc_ + a * k + j, m + a) = 1.0;
-        A(m + a, stick_[a]) = mu(stick_[a]);
-        for (int j = 0; j < k; ++j) A(m + a, nc_ + a * k + j) = -1.0;
+        for (int j = 0; j < k; ++j) b(nc_ + k * a + j) = dirs_(0, j) * tv(2 * a) + dirs_(1, j) * tv(2 * a + 1);
       }
+      b.tail(nf).setZero();
       r = options.reuse_basis ? last_basis(impact_basis_, A, b, contacts, options.compliance) : nullptr;
       if (!r) r = &lemke(A, b, m);
       if (options.reuse_basis) keep_basis(impact_basis_, *r, contacts, options.compliance);
-      apply_Hinv(model, data, YG, r->lambda.head(m), x_);
+      // v⁺ − v⁻ = H⁻¹ (T λ + Σ_a t1 Σ_j c_j f_aj + t2 Σ_j s_j f_aj) = L⁻¹ D⁻¹ (L⁻ᵀ[T t1 t2]) (λ, Σ c f, Σ s f)
+      x_.noalias() = Y_.leftCols(nc_) * r->lambda.head(nc_);
+      for (int a = 0; a < nf; ++a) {
+        double f1 = 0.0, f2 = 0.0;
+        for (int j = 0; j < k; ++j) {
+          const double f = r->lambda(nc_ + k * a + j);
+          f1 += dirs_(0, j) * f;
+          f2 += dirs_(1, j) * f;
+        }
+        x_ += f1 * YG_.col(2 * a) + f2 * YG_.col(2 * a + 1);
+        s.friction_impulse.col(stick_[a]) = Eigen::Vector2d(f1, f2);
+      }
+      x_.array() /= data.LD.diagonal().array();
+      ltdl_solve_L(model, data, x_);
     }
     s.status = status_of(*r, false);
     s.message = r->message;
@@ -705,16 +756,6 @@ const ImpactSolution& ContactSolver::impact(const Model& model, Data& data, cons
     s.v_plus = v_minus + x_;
     s.zeta_plus = T.transpose() * s.v_plus;
     s.kinetic_after = 0.5 * s.v_plus.dot(data.H * s.v_plus);
-    if (frictional) {
-      for (std::size_t a = 0; a < stick_.size(); ++a) {
-        Eigen::Vector2d f = Eigen::Vector2d::Zero();
-        for (int j = 0; j < k; ++j) {
-          const double th = 2.0 * kPi * j / k;
-          f += r->lambda(nc_ + static_cast<int>(a) * k + j) * Eigen::Vector2d(std::cos(th), std::sin(th));
-        }
-        s.friction_impulse.col(stick_[a]) = f;
-      }
-    }
     const double gain = s.kinetic_after - s.kinetic_before;
     if (s.status != ContactStatus::Solved || gain <= 1e-12 * std::max(1.0, s.kinetic_before) || plastic) break;
     s.restitution_reduced = true;  // Newton's law with friction would add energy: make it plastic
