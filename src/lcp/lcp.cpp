@@ -433,11 +433,20 @@ bool BasisPolish::solve_block(const Eigen::Ref<const MatrixX>& M, const Eigen::R
       A.row(p).swap(A.row(c));
       std::swap(b(p), b(c));
     }
+    // The multipliers f_r = A(r,c)/A(c,c) in column c, then column by column
+    // (A is column-major: contiguous, vectorised) A(r,j) −= f_r A(c,j): each
+    // entry receives the same single update as row by row.
+    const double pivot = A(c, c);
+    double* fc = A.col(c).data();
     for (int r = c + 1; r < k; ++r) {
-      const double f = A(r, c) / A(c, c);
-      if (f == 0.0) continue;
-      A.row(r).tail(k - c - 1) -= f * A.row(c).tail(k - c - 1);
-      b(r) -= f * b(c);
+      fc[r] /= pivot;
+      b(r) -= fc[r] * b(c);
+    }
+    for (int j = c + 1; j < k; ++j) {
+      double* aj = A.col(j).data();
+      const double acj = aj[c];
+      if (acj == 0.0) continue;
+      for (int r = c + 1; r < k; ++r) aj[r] -= fc[r] * acj;
     }
   }
   for (int r = k - 1; r >= 0; --r) {
