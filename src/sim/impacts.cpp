@@ -60,8 +60,17 @@ bool EventDrivenCore::apply_impacts(SimulationResult& result, VectorX& zeta, con
   io.friction = mu.size() > 0 && mu.maxCoeff() > 0.0 ? FrictionModel::PolyhedralCone : FrictionModel::None;
   io.cone_directions = opt.cone_directions;
   if (sens && sens->started) sens->stages.push_back({touching, e_eff, mu, q, v, io});
-  const ImpactSolution& s = solver.impact(m, data, q, v, touching, e_eff, mu, io);
+  const ImpactSolution* sp = &solver.impact(m, data, q, v, touching, e_eff, mu, io);
   ++stats.lcp_solves;
+  if (sp->status == ContactStatus::Failed && io.friction == FrictionModel::PolyhedralCone) {
+    // Lemke's ties among the cone directions of dependent contacts: the same
+    // impact with a cone of twice the directions (time_stepping_impacts.cpp).
+    io.cone_directions = 2 * opt.cone_directions;
+    if (sens && sens->started) sens->stages.back().io = io;
+    sp = &solver.impact(m, data, q, v, touching, e_eff, mu, io);
+    ++stats.lcp_solves;
+  }
+  const ImpactSolution& s = *sp;
   ++stats.impacts;
   if (s.status != ContactStatus::Solved) {
     const std::string what = contact_failure_words(s.status, s.message) + " for " + catalogue.names_of(m, touching);
