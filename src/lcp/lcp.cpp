@@ -477,6 +477,26 @@ bool BasisPolish::null_direction(const Eigen::Ref<const MatrixX>& M, const Equil
   return true;
 }
 
+bool BasisPolish::basis_solution(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
+                                 const Equilibration& equilibration, const std::vector<int>& J,
+                                 Eigen::Ref<VectorX> lambda) {
+  const Eigen::Ref<const VectorX> D = equilibration.diagonal();
+  reserve(static_cast<int>(d.size()));
+  const int k = static_cast<int>(J.size());
+  for (int r = 0; r < k; ++r) {
+    const int i = J[static_cast<std::size_t>(r)];
+    rhs_(r) = -D(i) * d(i);
+  }
+  lambda.setZero();
+  if (k == 0) return true;
+  if (!solve_block(M, D, J)) return false;
+  for (int r = 0; r < k; ++r) {
+    const int i = J[static_cast<std::size_t>(r)];
+    lambda(i) = D(i) * rhs_(r);
+  }
+  return true;
+}
+
 bool BasisPolish::finish(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
                          const Equilibration& equilibration, const Eigen::Ref<const VectorX>& lambda_tableau,
                          const std::vector<int>& J, const std::optional<double>& residual_tolerance,

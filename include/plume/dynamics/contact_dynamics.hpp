@@ -234,7 +234,8 @@ class ContactSolver {
   KeptBasis impact_basis_, force_basis_;
   detail::Equilibration basis_equilibration_;
   detail::BasisPolish basis_polish_;
-  VectorX basis_zero_;
+  VectorX basis_zero_, basis_lambda_, basis_w_;
+  std::vector<int> basis_J_;
   LcpResult basis_result_;
   ContactSolution solution_;
   ImpactSolution impact_;

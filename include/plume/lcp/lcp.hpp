@@ -371,6 +371,11 @@ class BasisPolish {
   /// Returns false if M_JJ is singular.
   bool null_direction(const Eigen::Ref<const MatrixX>& M, const Equilibration& equilibration,
                       const std::vector<int>& J, int d_index, Eigen::Ref<VectorX> u);
+  /// λ with λ_J from the equilibrated principal subsystem M_JJ λ_J = −d_J
+  /// (as finish() solves it, not clamped: negative entries show where J is
+  /// wrong) and 0 elsewhere. Returns false if M_JJ is singular.
+  bool basis_solution(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
+                      const Equilibration& equilibration, const std::vector<int>& J, Eigen::Ref<VectorX> lambda);
 
  private:
   bool solve_block(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& D,
