@@ -141,10 +141,10 @@ bool TimeStepping::advance(double until, SimulationResult& result) {
     if (next_sample_ <= t_ && !sample_controller(result)) return false;
     if (!settle(result)) return false;
     if (rec_ && opt_.output_rate > 0 && next_output_ <= t_) {
-      record_sample(t_, q_, v_);
+      record_sample(t_, q_, v_, true);
       next_output_ = std::round((next_output_ + 1.0 / opt_.output_rate) * opt_.output_rate) / opt_.output_rate;
     } else if (rec_ && stats_.events > events_before) {
-      record_sample(t_, q_, v_);
+      record_sample(t_, q_, v_, true);
     }
   }
   return true;
@@ -210,16 +210,19 @@ void TimeStepping::score(int s) {
   }
 }
 
-void TimeStepping::record_sample(double time, const VectorX& q, const VectorX& v) {
+void TimeStepping::record_sample(double time, const VectorX& q, const VectorX& v, bool settled) {
   if (!rec_) return;
   rec_->sample(time, q, v, energy_of(q, v));
   if (beta_.empty()) return;
-  // The forces at the sample (a solve for the output, not counted).
+  // The forces at the sample (a solve for the output, not counted), unless
+  // settle() has them.
   const long rhs = stats_.rhs_evaluations, lcp = stats_.lcp_solves;
-  VectorX a;
-  output_solve_ = true;
-  const bool solved = accelerations(q, v, a);
-  output_solve_ = false;
+  bool solved = settled;
+  if (!settled) {
+    output_solve_ = true;
+    solved = accelerations(q, v, output_a_);
+    output_solve_ = false;
+  }
   if (solved) {
     const ContactSolution& s = *last_;
     unchecked::forward_kinematics(model(), data_, q, v);

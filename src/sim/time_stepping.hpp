@@ -138,7 +138,9 @@ class TimeStepping final : public SchemeBase {
     current_view_.clear();
     for (const Tracked& tr : beta_) current_view_.push_back(tr.contact);
   }
-  void record_sample(double time, const VectorX& q, const VectorX& v);
+  // `settled`: settle() has just solved β's forces at this (q, v), the
+  // forces the scheme goes on with: recorded as they are, not solved again.
+  void record_sample(double time, const VectorX& q, const VectorX& v, bool settled = false);
   void record_outputs_until(double t0, const VectorX& q0, const VectorX& v0, double t1, const VectorX& q1,
                             const VectorX& v1, bool inclusive);
 
@@ -193,6 +195,7 @@ class TimeStepping final : public SchemeBase {
   std::vector<Tracked> beta_;
   std::vector<double> slide_speed0_;
   bool output_solve_ = false;      // record_sample()'s force solve (no basis reuse)
+  VectorX output_a_;                // (its q̈, unused)
   bool slow_stop_ = false;         // sliding_reversal(): its earliest stop was slow (slow_failure())
   std::uint64_t penetrating_ = 0;  // attempt(): the contact of its last Penetration outcome
   VectorX level_gaps_, level_mu_, level_e_, level_vminus_;  // velocity_level_impulses()
