@@ -405,35 +405,61 @@ void ContactSolver::solve_cone(const Model& model, Data& data, const std::vector
   }
   const int ns = static_cast<int>(stick_.size());
   // Cone directions of the sticking contacts (k per contact), the same cone
-  // as contact_tangents(): d_j = cos θ_j t1 + sin θ_j t2.
-  auto Dk = YD_.leftCols(k * ns);  // reuse YD_ storage for D_k
-  auto Dkdv = b_.segment(nc_, k * ns);
-  if (ns > 0) {
-    for (int a = 0; a < ns; ++a) {
-      const int i = stick_[a];
-      for (int j = 0; j < k; ++j) {
-        const double th = 2.0 * kPi * j / k;
-        Dk.col(a * k + j) = std::cos(th) * D2.col(2 * i) + std::sin(th) * D2.col(2 * i + 1);
-        Dkdv(a * k + j) = std::cos(th) * D2dv(2 * i) + std::sin(th) * D2dv(2 * i + 1);
-      }
-    }
+  // as contact_tangents(): d_j = c_j t1 + s_j t2 (c_j, s_j = cos, sin θ_j).
+  // Every product with them is formed from the two tangents' columns (as
+  // impact()): with G's normals (sliding ones modified) and [t1 t2] of the
+  // sticking contacts solved, Q = [T t]ᵀ H⁻¹ [G_n t] holds all of A_top.
+  for (int j = 0; j < k; ++j) {
+    const double th = 2.0 * kPi * j / k;
+    dirs_(0, j) = std::cos(th);
+    dirs_(1, j) = std::sin(th);
   }
   const int m = nc_ + k * ns;     // force variables
   const int n = m + ns;           // plus γ
-  G_.middleCols(nc_, k * ns) = Dk;
-  // K = [T, Dk] (constraint rows); A_top = Kᵀ H⁻¹ G.
-  auto YG = YG_.leftCols(m);
-  YG = G_.leftCols(m);
+  const int nt = 2 * ns, nq = nc_ + nt;
+  auto tangents = G_.middleCols(nc_, nt);
+  for (int a = 0; a < ns; ++a) {
+    tangents.col(2 * a) = D2.col(2 * stick_[a]);
+    tangents.col(2 * a + 1) = D2.col(2 * stick_[a] + 1);
+  }
+  auto YG = YG_.leftCols(nq);  // L⁻ᵀ [G_n t]
+  YG = G_.leftCols(nq);
   ltdl_solve_Lt(model, data, YG);
-  // YK: T part is Y_, the D part equals YG's D part (same columns).
+  auto DYG = G_.leftCols(nq);
+  DYG.noalias() = data.LD.diagonal().cwiseInverse().asDiagonal() * YG;
+  auto Q = Areg_.topLeftCorner(nq, nq);
+  Q.topRows(nc_).noalias() = Y_.leftCols(nc_).transpose() * DYG;
+  Q.bottomRows(nt).noalias() = YG.rightCols(nt).transpose() * DYG;
   auto A = A_.topLeftCorner(n, n);
   A.setZero();
-  form_product(data, Y_.leftCols(nc_), YG, A.topLeftCorner(nc_, m));
-  form_product(data, YG.middleCols(nc_, k * ns), YG, A.block(nc_, 0, k * ns, m));
+  A.topLeftCorner(nc_, nc_) = Q.topLeftCorner(nc_, nc_);
+  for (int a = 0; a < ns; ++a) {
+    const int ra = nc_ + k * a, ta = nc_ + 2 * a;
+    for (int j = 0; j < k; ++j) {
+      const double cj = dirs_(0, j), sj = dirs_(1, j);
+      for (int i = 0; i < nc_; ++i) {
+        A(i, ra + j) = cj * Q(i, ta) + sj * Q(i, ta + 1);
+        A(ra + j, i) = cj * Q(ta, i) + sj * Q(ta + 1, i);
+      }
+    }
+    for (int bb = 0; bb < ns; ++bb) {
+      const int rb = nc_ + k * bb, tb = nc_ + 2 * bb;
+      const double q11 = Q(ta, tb), q12 = Q(ta, tb + 1), q21 = Q(ta + 1, tb), q22 = Q(ta + 1, tb + 1);
+      for (int l = 0; l < k; ++l) {
+        const double cl = dirs_(0, l), sl = dirs_(1, l);
+        const double u1 = cl * q11 + sl * q12, u2 = cl * q21 + sl * q22;
+        for (int j = 0; j < k; ++j) A(ra + j, rb + l) = dirs_(0, j) * u1 + dirs_(1, j) * u2;
+      }
+    }
+  }
   auto b = b_.head(n);
   b.head(nc_) = d_.head(nc_);
-  // Dk rows: Dkᵀ a0 + Ḋkᵀ q̇ (Dkdv already sits in b.segment(nc_, k·ns)).
-  b.segment(nc_, k * ns) += Dk.transpose() * a0_;
+  // Dk rows: Dkᵀ a0 + Ḋkᵀ q̇, from the tangents' t ᵀa0 + ṫᵀq̇.
+  for (int a = 0; a < ns; ++a) {
+    const int i = stick_[a];
+    const double r1 = D2.col(2 * i).dot(a0_) + D2dv(2 * i), r2 = D2.col(2 * i + 1).dot(a0_) + D2dv(2 * i + 1);
+    for (int j = 0; j < k; ++j) b(nc_ + a * k + j) = dirs_(0, j) * r1 + dirs_(1, j) * r2;
+  }
   b.tail(ns).setZero();
   for (int a = 0; a < ns; ++a) {
     const int i = stick_[a];
@@ -459,17 +485,23 @@ void ContactSolver::solve_cone(const Model& model, Data& data, const std::vector
     if (i < nc_) s.active.push_back(i);
   }
   for (int i : slide_) s.friction.col(i) *= s.lambda(i);
+  // q̈ − a0 = H⁻¹ (G_n λ + Σ_a t1 Σ_j c_j f_aj + t2 Σ_j s_j f_aj) = L⁻¹ D⁻¹ YG (λ, Σ c f, Σ s f)
+  auto coef = z_.head(nq);
+  coef.head(nc_) = r.lambda.head(nc_);
   for (int a = 0; a < ns; ++a) {
     const int i = stick_[a];
-    Eigen::Vector2d f = Eigen::Vector2d::Zero();
+    double f1 = 0.0, f2 = 0.0;
     for (int j = 0; j < k; ++j) {
-      const double th = 2.0 * kPi * j / k;
-      f += r.lambda(nc_ + a * k + j) * Eigen::Vector2d(std::cos(th), std::sin(th));
+      const double f = r.lambda(nc_ + a * k + j);
+      f1 += dirs_(0, j) * f;
+      f2 += dirs_(1, j) * f;
     }
-    s.friction.col(i) = f;
+    coef(nc_ + 2 * a) = f1;
+    coef(nc_ + 2 * a + 1) = f2;
+    s.friction.col(i) = Eigen::Vector2d(f1, f2);
     if (r.lambda(m + a) > options.current_tolerance) s.mode[i] = ContactMode::Slipping;
   }
-  apply_Hinv(model, data, YG, r.lambda.head(m), x_);
+  apply_Hinv(model, data, YG, coef, x_);
   s.ddq = a0_ + x_;
   s.zeta_dot = T.transpose() * s.ddq + Tdv_.head(nc_);
 }
