@@ -236,19 +236,93 @@ PLUME_FLATTEN void forward_dynamics_body(const Model& model, Data& data, const d
   }
 }
 
+/// Is joint 1 a free-flyer on the world with dofs 0–5 (a floating base)?
+/// Then root_free_flyer_terms handles those dofs as ancestors.
+PLUME_INLINE bool root_free_flyer(const Model& model) {
+  return model.nbodies() > 1 && model.joint(1).kind == JointKind::FreeFlyer && model.parent(1) == 0 &&
+         model.joint(1).v_index == 0;
+}
+
+/// The root free-flyer's dofs l = 0–5 as ancestors of the one-dof joint at dof
+/// v0 (ancestor_terms_1's products, same arguments). Body 1's origin is its
+/// subtree root, so its world columns are blockdiag(Eᵀ, Eᵀ) (E = X0[1].E(),
+/// s_l · x = (E x_ω)_l for l < 3, (E x_v)_{l−3} above), and it rides on the
+/// world: ν = 0, α = [0; −g]. Hence dVdq_l = 0, dAdq_l = [0; (−g) × s_l,ω] and
+/// dAdv_l = v_1 × s_l, and this dof's row is
+///   M1 · dAdq_l = s_l,ω · (M1_v × (−g))   (0 for the translations),
+///   M1 · dAdv_l + M2 · s_l,ω = s_l · ([M2; 0] − v_1 ×* M1)
+/// (f · (v × s) = −(v ×* f) · s): five rotations by E instead of six dot
+/// products per quantity.
+template <bool Tr>
+PLUME_INLINE void root_free_flyer_terms(Data& data, MatrixX& Dq, MatrixX& Dv, int v0, const double* m1,
+                                        const double* m2, const double* pk, const double* qk) {
+  const double* S = data.oS.data();  // S[6 l + c] = E(l, c) for l, c < 3
+  const double* g = data.oa[0].vector().data() + 3;  // −g
+  const double* v1 = data.ov[1].vector().data();
+  const double* f = m1 + 3;
+  double u[3], w[6];
+  u[0] = f[1] * g[2] - f[2] * g[1];
+  u[1] = f[2] * g[0] - f[0] * g[2];
+  u[2] = f[0] * g[1] - f[1] * g[0];
+  // w = [M2; 0] − v_1 ×* M1, v_1 ×* [n; f] = [ω × n + v × f; ω × f].
+  w[0] = m2[0] - ((v1[1] * m1[2] - v1[2] * m1[1]) + (v1[4] * f[2] - v1[5] * f[1]));
+  w[1] = m2[1] - ((v1[2] * m1[0] - v1[0] * m1[2]) + (v1[5] * f[0] - v1[3] * f[2]));
+  w[2] = m2[2] - ((v1[0] * m1[1] - v1[1] * m1[0]) + (v1[3] * f[1] - v1[4] * f[0]));
+  w[3] = -(v1[1] * f[2] - v1[2] * f[1]);
+  w[4] = -(v1[2] * f[0] - v1[0] * f[2]);
+  w[5] = -(v1[0] * f[1] - v1[1] * f[0]);
+  const auto dot3 = [](const double* x, const double* y) { return (x[0] * y[0] + x[1] * y[1]) + x[2] * y[2]; };
+  double up_q[6], up_v[6], hl[6], lo_q[6], lo_v[6];
+  for (int l = 0; l < 3; ++l) {
+    const double* e = S + 6 * l;
+    up_q[l] = dot3(e, pk);
+    up_q[l + 3] = dot3(e, pk + 3);
+    up_v[l] = dot3(e, qk);
+    up_v[l + 3] = dot3(e, qk + 3);
+    hl[l] = dot3(e, m1);
+    hl[l + 3] = dot3(e, f);
+    lo_q[l] = dot3(e, u);
+    lo_q[l + 3] = 0.0;
+    lo_v[l] = dot3(e, w);
+    lo_v[l + 3] = dot3(e, w + 3);
+  }
+  const Eigen::Index n = nv_total(data);
+  double* rq = Dq.data() + static_cast<Eigen::Index>(v0) * n;
+  double* rv = Dv.data() + static_cast<Eigen::Index>(v0) * n;
+  double* rh = data.H.data() + static_cast<Eigen::Index>(v0) * n;
+  const double* cq = Tr ? lo_q : up_q;
+  const double* cv = Tr ? lo_v : up_v;
+  const double* sq = Tr ? up_q : lo_q;
+  const double* sv = Tr ? up_v : lo_v;
+  for (int l = 0; l < 6; ++l) {
+    rh[l] = hl[l];
+    rq[l] = cq[l];
+    rv[l] = cv[l];
+  }
+  for (int l = 0; l < 6; ++l) {
+    data.H(v0, l) = hl[l];
+    Dq(v0, l) = sq[l];
+    Dv(v0, l) = sv[l];
+  }
+}
+
 // Ancestor dofs l of the one-dof joint at dof v0: ∂τ_l/∂x_k = s_l · (P, Q),
 // H_lk = s_l · M1, and this dof's row ∂τ_k/∂x_l = M1 · (dAdq_l, dAdv_l) +
 // M2 · (dVdq_l, s_l)_ω (m1, pk, qk: 6 numbers; m2: 3). Tr as backward_body.
+// ff: root_free_flyer(model) (its dofs 0–5 by root_free_flyer_terms).
 template <bool Tr>
 PLUME_INLINE void ancestor_terms_1(const Model& model, Data& data, MatrixX& Dq, MatrixX& Dv, int v0,
-                                   const double* m1, const double* m2, const double* pk, const double* qk) {
+                                   const double* m1, const double* m2, const double* pk, const double* qk,
+                                   bool ff) {
   const Eigen::Map<const Vec6> m1v(m1), pkv(pk), qkv(qk);
   const Eigen::Map<const Vec3> m2v(m2);
   const Eigen::Index n = nv_total(data);
   double* rq = Dq.data() + static_cast<Eigen::Index>(v0) * n;
   double* rv = Dv.data() + static_cast<Eigen::Index>(v0) * n;
   double* rh = data.H.data() + static_cast<Eigen::Index>(v0) * n;
-  for (int l = model.dof_parent(v0); l >= 0; l = model.dof_parent(l)) {
+  const int lo = ff ? 6 : 0;
+  int l = model.dof_parent(v0);
+  for (; l >= lo; l = model.dof_parent(l)) {
     const Eigen::Map<const Vec6> sl(data.oS.data() + 6 * l);
     const Eigen::Map<const Vec6> aql(data.dAdq.data() + 6 * l), vql(data.dVdq.data() + 6 * l),
         avl(data.dAdv.data() + 6 * l);
@@ -269,6 +343,7 @@ PLUME_INLINE void ancestor_terms_1(const Model& model, Data& data, MatrixX& Dq, 
       Dv(v0, l) = lo_v;
     }
   }
+  if (ff && l == 5) root_free_flyer_terms<Tr>(data, Dq, Dv, v0, m1, m2, pk, qk);
 }
 
 // Backward step of body i: its rows and columns against its own and every
@@ -335,7 +410,7 @@ PLUME_FLATTEN void backward_body(const Model& model, Data& data, MatrixX& Dq, Ma
     // One dof (most joints): fixed-size dot products, ancestor by ancestor.
     const Vec6 m1 = M1.col(0), pk = P.col(0), qk = Q.col(0);
     const Vec3 m2 = M2.col(0);
-    ancestor_terms_1<Tr>(model, data, Dq, Dv, v0, m1.data(), m2.data(), pk.data(), qk.data());
+    ancestor_terms_1<Tr>(model, data, Dq, Dv, v0, m1.data(), m2.data(), pk.data(), qk.data(), false);
   } else {
     for (int e = model.dof_parent(v0); e >= 0;) {
       const int s = model.dof_run_start(e);
@@ -374,7 +449,7 @@ PLUME_FLATTEN void backward_body(const Model& model, Data& data, MatrixX& Dq, Ma
 // Backward step of a one-dof body (most joints) on plain arrays, as
 // backward_body: M1 = Yc s, M2, P, Q formed coefficient by coefficient.
 template <bool Tr>
-PLUME_FLATTEN void backward_body_1(const Model& model, Data& data, MatrixX& Dq, MatrixX& Dv, int i) {
+PLUME_FLATTEN void backward_body_1(const Model& model, Data& data, MatrixX& Dq, MatrixX& Dv, int i, bool ff) {
   const int p = model.parent(i);
   const int v0 = model.joint(i).v_index;
   const RigidInertia& Y = data.oYc[i];
@@ -416,7 +491,7 @@ PLUME_FLATTEN void backward_body_1(const Model& model, Data& data, MatrixX& Dq, 
   Dq(v0, v0) = dot6(m1, aq) + dot3(m2, vq);
   Dv(v0, v0) = dot6(m1, av) + dot3(m2, s);
   data.H(v0, v0) = dot6(m1, s);
-  ancestor_terms_1<Tr>(model, data, Dq, Dv, v0, m1, m2, P, Q);
+  ancestor_terms_1<Tr>(model, data, Dq, Dv, v0, m1, m2, P, Q, ff);
   if (p > 0) {
     data.oYc[p] += Y;
     data.oBc[p] += B;
@@ -453,12 +528,13 @@ void derivative_backward_pass(const Model& model, Data& data, MatrixX& Dq, Matri
   Dq.setZero();
   Dv.setZero();
   data.H.setZero();
+  const bool ff = root_free_flyer(model);
   for (int i = model.nbodies() - 1; i > 0; --i) {
     detail::visit_kind(model.joint(i).kind,
                        [&](auto jk) PLUME_LAMBDA_INLINE {
                          using K = decltype(jk);
                          if constexpr (K::nv == 1) {
-                           backward_body_1<Tr>(model, data, Dq, Dv, i);
+                           backward_body_1<Tr>(model, data, Dq, Dv, i, ff);
                          } else {
                            backward_body<K, Tr>(model, data, Dq, Dv, i);
                          }
