@@ -49,7 +49,8 @@ class Data {
   Matrix6X oS;                   ///< [6×nv] motion subspace columns, world axes
   std::vector<Motion> ov;        ///< [nbodies] spatial velocities (aba)
   std::vector<Motion> oa;        ///< [nbodies] spatial accelerations incl. −g offset (aba)
-  std::vector<Motion> oc;        ///< [nbodies] velocity-product terms (aba)
+  std::vector<Motion> oc;        ///< [nbodies] velocity-product terms (aba); aba_derivatives: the
+                                 ///< acceleration q̈ adds to each body (Δa)
 
   // ---- inverse dynamics: rnea(), bias_forces(), gravity_torques() --------------------
   std::vector<Force> f;  ///< [nbodies] net force transmitted by joint i, body coordinates
@@ -66,8 +67,9 @@ class Data {
 
   // ---- forward dynamics: aba() -------------------------------------------------
   std::vector<Mat6> oIA;   ///< [nbodies] articulated-body inertias, world
-  std::vector<Force> opA;  ///< [nbodies] articulated bias forces, world
-  Matrix6X U;              ///< [6×nv] IA S, world
+  std::vector<Force> opA;  ///< [nbodies] articulated bias forces, world; aba_derivatives: workspace
+                           ///< (the composite forces' q̈ terms from the children)
+  Matrix6X U;              ///< [6×nv] IA S, world; aba_derivatives: the composite inertia's Yc S
   MatrixX Dinv;            ///< [nv×nv] block-diagonal (Sᵀ IA S)⁻¹ per joint
   VectorX u;               ///< [nv] τ − Sᵀ pA
   VectorX ddq;             ///< [nv] joint accelerations from aba()

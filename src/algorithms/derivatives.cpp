@@ -32,11 +32,13 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 #include <type_traits>
 
 #include "checks.hpp"
 #include "joint_kernels.hpp"
-#include "plume/algorithms/aba.hpp"
 #include "plume/algorithms/cholesky.hpp"
 
 namespace plume {
@@ -66,7 +68,7 @@ PLUME_INLINE Eigen::Matrix<double, 6, N> inertia_cols(const RigidInertia& Y, con
 }
 
 // Forward step of body i (kernel K), kinematic half: placement, world
-// columns, velocity and acceleration (what ABA's passes also leave in data).
+// columns, velocity and acceleration.
 // sc: the revolute joints' sines and cosines (detail::revolute_sin_cos).
 template <class K>
 PLUME_FLATTEN void forward_kinematics_body(const Model& model, Data& data, const double* q, const double* v,
@@ -168,9 +170,8 @@ PLUME_FLATTEN void forward_kinematics_body(const Model& model, Data& data, const
   }
 }
 
-// Forward step of body i, dynamic half (after the kinematic half, or after
-// ABA at q̈ = ABA's): the body's force and its ∂/∂v matrix B, the per-dof
-// derivative columns.
+// Forward step of body i, dynamic half (after the kinematic half): the
+// body's force and its ∂/∂v matrix B, the per-dof derivative columns.
 template <class K>
 PLUME_FLATTEN void forward_dynamics_body(const Model& model, Data& data, const double* v, const double* a, int i) {
   const Joint& j = model.joint(i);
@@ -236,27 +237,111 @@ PLUME_FLATTEN void forward_dynamics_body(const Model& model, Data& data, const d
   }
 }
 
+/// a · b for 6-vectors and 3-vectors (the sums in a fixed order).
+PLUME_INLINE double dot6(const double* x, const double* y) {
+  return (x[0] * y[0] + (x[2] * y[2] + x[4] * y[4])) + (x[1] * y[1] + (x[3] * y[3] + x[5] * y[5]));
+}
+PLUME_INLINE double dot3(const double* x, const double* y) { return (x[0] * y[0] + x[1] * y[1]) + x[2] * y[2]; }
+
+/// Is joint 1 a free-flyer on the world with dofs 0–5 (a floating base)?
+/// Then root_free_flyer_terms handles those dofs as ancestors.
+PLUME_INLINE bool root_free_flyer(const Model& model) {
+  return model.nbodies() > 1 && model.joint(1).kind == JointKind::FreeFlyer && model.parent(1) == 0 &&
+         model.joint(1).v_index == 0;
+}
+
+/// The root free-flyer's dofs l = 0–5 as ancestors of the one-dof joint at dof
+/// v0 (ancestor_terms_1's products, same arguments). Body 1's origin is its
+/// subtree root, so its world columns are blockdiag(Eᵀ, Eᵀ) (E = X0[1].E(),
+/// s_l · x = (E x_ω)_l for l < 3, (E x_v)_{l−3} above), and it rides on the
+/// world: ν = 0, α = [0; −g]. Hence dVdq_l = 0, dAdq_l = [0; (−g) × s_l,ω] and
+/// dAdv_l = v_1 × s_l, and this dof's row is
+///   M1 · dAdq_l = s_l,ω · (M1_v × (−g))   (0 for the translations),
+///   M1 · dAdv_l + M2 · s_l,ω = s_l · ([M2; 0] − v_1 ×* M1)
+/// (f · (v × s) = −(v ×* f) · s): five rotations by E instead of six dot
+/// products per quantity.
+template <bool Tr>
+PLUME_INLINE void root_free_flyer_terms(Data& data, MatrixX& Dq, MatrixX& Dv, int v0, const double* m1,
+                                        const double* m2, const double* pk, const double* qk) {
+  const double* S = data.oS.data();  // S[6 l + c] = E(l, c) for l, c < 3
+  const double* g = data.oa[0].vector().data() + 3;  // −g
+  const double* v1 = data.ov[1].vector().data();
+  const double* f = m1 + 3;
+  double u[3], w[6];
+  u[0] = f[1] * g[2] - f[2] * g[1];
+  u[1] = f[2] * g[0] - f[0] * g[2];
+  u[2] = f[0] * g[1] - f[1] * g[0];
+  // w = [M2; 0] − v_1 ×* M1, v_1 ×* [n; f] = [ω × n + v × f; ω × f].
+  w[0] = m2[0] - ((v1[1] * m1[2] - v1[2] * m1[1]) + (v1[4] * f[2] - v1[5] * f[1]));
+  w[1] = m2[1] - ((v1[2] * m1[0] - v1[0] * m1[2]) + (v1[5] * f[0] - v1[3] * f[2]));
+  w[2] = m2[2] - ((v1[0] * m1[1] - v1[1] * m1[0]) + (v1[3] * f[1] - v1[4] * f[0]));
+  w[3] = -(v1[1] * f[2] - v1[2] * f[1]);
+  w[4] = -(v1[2] * f[0] - v1[0] * f[2]);
+  w[5] = -(v1[0] * f[1] - v1[1] * f[0]);
+  double up_q[6], up_v[6], lo_q[6], lo_v[6];
+  [[maybe_unused]] double hl[6];
+  for (int l = 0; l < 3; ++l) {
+    const double* e = S + 6 * l;
+    up_q[l] = dot3(e, pk);
+    up_q[l + 3] = dot3(e, pk + 3);
+    up_v[l] = dot3(e, qk);
+    up_v[l + 3] = dot3(e, qk + 3);
+    if constexpr (!Tr) {
+      hl[l] = dot3(e, m1);
+      hl[l + 3] = dot3(e, f);
+    }
+    lo_q[l] = dot3(e, u);
+    lo_q[l + 3] = 0.0;
+    lo_v[l] = dot3(e, w);
+    lo_v[l + 3] = dot3(e, w + 3);
+  }
+  const Eigen::Index n = nv_total(data);
+  double* rq = Dq.data() + static_cast<Eigen::Index>(v0) * n;
+  double* rv = Dv.data() + static_cast<Eigen::Index>(v0) * n;
+  [[maybe_unused]] double* rh = data.H.data() + static_cast<Eigen::Index>(v0) * n;
+  const double* cq = Tr ? lo_q : up_q;
+  const double* cv = Tr ? lo_v : up_v;
+  const double* sq = Tr ? up_q : lo_q;
+  const double* sv = Tr ? up_v : lo_v;
+  for (int l = 0; l < 6; ++l) {
+    if constexpr (!Tr) rh[l] = hl[l];
+    rq[l] = cq[l];
+    rv[l] = cv[l];
+  }
+  for (int l = 0; l < 6; ++l) {
+    if constexpr (!Tr) data.H(v0, l) = hl[l];
+    Dq(v0, l) = sq[l];
+    Dv(v0, l) = sv[l];
+  }
+}
+
 // Ancestor dofs l of the one-dof joint at dof v0: ∂τ_l/∂x_k = s_l · (P, Q),
 // H_lk = s_l · M1, and this dof's row ∂τ_k/∂x_l = M1 · (dAdq_l, dAdv_l) +
 // M2 · (dVdq_l, s_l)_ω (m1, pk, qk: 6 numbers; m2: 3). Tr as backward_body.
+// ff: root_free_flyer(model) (its dofs 0–5 by root_free_flyer_terms).
 template <bool Tr>
 PLUME_INLINE void ancestor_terms_1(const Model& model, Data& data, MatrixX& Dq, MatrixX& Dv, int v0,
-                                   const double* m1, const double* m2, const double* pk, const double* qk) {
+                                   const double* m1, const double* m2, const double* pk, const double* qk,
+                                   bool ff) {
   const Eigen::Map<const Vec6> m1v(m1), pkv(pk), qkv(qk);
   const Eigen::Map<const Vec3> m2v(m2);
   const Eigen::Index n = nv_total(data);
   double* rq = Dq.data() + static_cast<Eigen::Index>(v0) * n;
   double* rv = Dv.data() + static_cast<Eigen::Index>(v0) * n;
-  double* rh = data.H.data() + static_cast<Eigen::Index>(v0) * n;
-  for (int l = model.dof_parent(v0); l >= 0; l = model.dof_parent(l)) {
+  [[maybe_unused]] double* rh = data.H.data() + static_cast<Eigen::Index>(v0) * n;
+  const int lo = ff ? 6 : 0;
+  int l = model.dof_parent(v0);
+  for (; l >= lo; l = model.dof_parent(l)) {
     const Eigen::Map<const Vec6> sl(data.oS.data() + 6 * l);
     const Eigen::Map<const Vec6> aql(data.dAdq.data() + 6 * l), vql(data.dVdq.data() + 6 * l),
         avl(data.dAdv.data() + 6 * l);
     const double up_q = sl.dot(pkv), up_v = sl.dot(qkv);
     const double lo_q = m1v.dot(aql) + m2v.dot(vql.head<3>()), lo_v = m1v.dot(avl) + m2v.dot(sl.head<3>());
-    const double hl = sl.dot(m1v);
-    rh[l] = hl;
-    data.H(v0, l) = hl;
+    if constexpr (!Tr) {
+      const double hl = sl.dot(m1v);
+      rh[l] = hl;
+      data.H(v0, l) = hl;
+    }
     if constexpr (Tr) {
       rq[l] = lo_q;
       rv[l] = lo_v;
@@ -269,12 +354,163 @@ PLUME_INLINE void ancestor_terms_1(const Model& model, Data& data, MatrixX& Dq, 
       Dv(v0, l) = lo_v;
     }
   }
+  if (ff && l == 5) root_free_flyer_terms<Tr>(data, Dq, Dv, v0, m1, m2, pk, qk);
+}
+
+// ---- aba_derivatives without ABA ------------------------------------------
+//
+// aba_derivatives needs q̈ before its backward pass (∂τ/∂q depends on q̈
+// through the forces and the accelerations α). Instead of running ABA for it:
+// the forward pass at q̈ = 0, composite_pass (the composites, H and τ − C, C
+// the forces at q̈ = 0), q̈ = H⁻¹ (τ − C) by the factor the solves need anyway,
+// then a linear update of what depends on q̈: with Δa_i = Δa_λ + S_i q̈_i (the
+// acceleration q̈ adds to body i), α moves by Δa_λ (plus a planar joint's
+// parent-attached columns' share), so dAdq_k += Δα × s_k, and the composite
+// force of body i's subtree moves by Σ_j I_j Δa_j = Yc_i Δa_i + R_i with
+// R_i = Σ_children (R_c + Yc_c S_c q̈_c) (composite_force_at_ddq).
+
+/// Leaves to root, before q̈ is known: each body's composite inertia, B11,
+/// momentum and force (at q̈ = 0) handed to the parent, H from the composite
+/// inertias (H_lk = s_l · Yc s_k for l at or above k; the columns Yc s_k kept
+/// in data.U for the backward pass), and the right-hand side τ − C of
+/// H q̈ = τ − C in data.ddq (C_k = s_k · Fc at q̈ = 0).
+/// ff: root_free_flyer(model) (its columns are blockdiag(Eᵀ, Eᵀ)).
+template <class K>
+PLUME_FLATTEN void composite_body(const Model& model, Data& data, const double* tau, int i, bool ff) {
+  const Joint& j = model.joint(i);
+  const int p = model.parent(i);
+  constexpr int nv = K::nv;
+  const int v0 = j.v_index;
+  const RigidInertia& Y = data.oYc[i];
+  const double* F = data.oFc[i].vector().data();
+  const double* s = detail::S_cols(data.oS, j);
+  const Eigen::Index n = nv_total(data);
+  double* m1 = data.U.data() + 6 * static_cast<Eigen::Index>(v0);
+  if constexpr (nv == 1) {
+    detail::inertia_times(Y, s, m1);
+    data.ddq[v0] = tau[v0] - dot6(s, F);
+    double* rh = data.H.data() + static_cast<Eigen::Index>(v0) * n;
+    rh[v0] = dot6(m1, s);
+    const int lo = ff ? 6 : 0;
+    int l = model.dof_parent(v0);
+    for (; l >= lo; l = model.dof_parent(l)) {
+      const double hl = dot6(data.oS.data() + 6 * l, m1);
+      rh[l] = hl;
+      data.H(v0, l) = hl;
+    }
+    if (ff && l == 5) {
+      const double* S = data.oS.data();  // S[6 l + c] = E(l, c) for l, c < 3
+      for (int r = 0; r < 3; ++r) {
+        const double hw = dot3(S + 6 * r, m1), hv = dot3(S + 6 * r, m1 + 3);
+        rh[r] = hw;
+        rh[r + 3] = hv;
+        data.H(v0, r) = hw;
+        data.H(v0, r + 3) = hv;
+      }
+    }
+  } else {
+    const auto oS = detail::SMap<nv>(s);
+    const Eigen::Matrix<double, 6, nv> M1 = inertia_cols<nv>(Y, s);
+    Eigen::Map<Eigen::Matrix<double, 6, nv>> M1s(m1);
+    M1s = M1;
+    data.ddq.template segment<nv>(v0) = detail::VMap<nv>(tau + v0) - oS.transpose() * data.oFc[i].vector();
+    data.H.template block<nv, nv>(v0, v0).noalias() = M1.transpose() * oS;
+    for (int e = model.dof_parent(v0); e >= 0;) {
+      const int st = model.dof_run_start(e);
+      const int len = e - st + 1;
+      data.H.block(st, v0, len, nv).noalias() = data.oS.middleCols(st, len).transpose().lazyProduct(M1);
+      data.H.block(v0, st, nv, len) = data.H.block(st, v0, len, nv).transpose();
+      e = model.dof_parent(st);
+    }
+  }
+  if (p > 0) {
+    data.oYc[p] += Y;
+    data.oBc[p] += data.oBc[i];
+    data.opc[p] += data.opc[i];
+    data.oFc[p] += data.oFc[i];
+  }
+}
+
+void composite_pass(const Model& model, Data& data, const double* tau) {
+  data.H.setZero();
+  const bool ff = root_free_flyer(model);
+  for (int i = model.nbodies() - 1; i > 0; --i) {
+    detail::visit_kind(model.joint(i).kind, [&](auto jk) PLUME_LAMBDA_INLINE {
+      composite_body<decltype(jk)>(model, data, tau, i, ff);
+    });
+  }
+}
+
+/// Root to leaves, once q̈ is in data.ddq: Δa_i (kept in data.oc), data.oa
+/// moved to q̈, dAdq_k += Δα × s_k, and R (kept in data.opA) zeroed.
+template <class K>
+PLUME_INLINE void acceleration_update_body(const Model& model, Data& data, int i) {
+  const Joint& j = model.joint(i);
+  constexpr int nv = K::nv;
+  constexpr int npa = parent_attached<K>;
+  const int v0 = j.v_index;
+  const double* s = detail::S_cols(data.oS, j);
+  const double* qdd = data.ddq.data() + v0;
+  const double* dap = data.oc[model.parent(i)].vector().data();
+  double alpha[6], da[6];
+  for (int k = 0; k < 6; ++k) alpha[k] = dap[k];
+  if constexpr (npa > 0) {
+    for (int k = 0; k < 6; ++k) alpha[k] += s[k] * qdd[0] + s[6 + k] * qdd[1];
+  }
+  for (int c = 0; c < nv; ++c) {
+    double t[6];
+    motion_cross(alpha, s + 6 * c, t);
+    double* dA = data.dAdq.data() + 6 * (v0 + c);
+    for (int k = 0; k < 6; ++k) dA[k] += t[k];
+  }
+  for (int k = 0; k < 6; ++k) da[k] = dap[k];
+  for (int c = 0; c < nv; ++c) {
+    for (int k = 0; k < 6; ++k) da[k] += s[6 * c + k] * qdd[c];
+  }
+  double* oc = data.oc[i].vector().data();
+  double* oa = data.oa[i].vector().data();
+  for (int k = 0; k < 6; ++k) {
+    oc[k] = da[k];
+    oa[k] += da[k];
+  }
+  data.opA[i] = Force::Zero();
+}
+
+void acceleration_update(const Model& model, Data& data) {
+  data.oc[0] = Motion::Zero();
+  for (int i = 1; i < model.nbodies(); ++i) {
+    detail::visit_kind(model.joint(i).kind, [&](auto jk) PLUME_LAMBDA_INLINE {
+      acceleration_update_body<decltype(jk)>(model, data, i);
+    });
+  }
+}
+
+/// Body i's composite force at q̈ (data.oFc[i] += Yc_i Δa_i + R_i), and its
+/// share of the parent's R: R_λ += R_i + Σ_k M1_k q̈_k (M1 = Yc_i S_i, 6 × nv).
+template <int nv>
+PLUME_INLINE void composite_force_at_ddq(Data& data, int i, int p, const double* M1, int v0) {
+  double* F = data.oFc[i].vector().data();
+  const double* R = data.opA[i].vector().data();
+  double y[6];
+  detail::inertia_times(data.oYc[i], data.oc[i].vector().data(), y);
+  for (int k = 0; k < 6; ++k) F[k] += y[k] + R[k];
+  if (p > 0) {
+    double* Rp = data.opA[p].vector().data();
+    const double* qdd = data.ddq.data() + v0;
+    for (int k = 0; k < 6; ++k) {
+      double r = R[k];
+      for (int c = 0; c < nv; ++c) r += M1[6 * c + k] * qdd[c];
+      Rp[k] += r;
+    }
+  }
 }
 
 // Backward step of body i: its rows and columns against its own and every
-// ancestor dof, then its composite quantities handed to the parent. Tr:
-// Dq, Dv receive (∂τ/∂q)ᵀ and (∂τ/∂q̇)ᵀ (the layout of aba_derivatives'
-// row solves) instead of ∂τ/∂q and ∂τ/∂q̇.
+// ancestor dof, then its composite quantities handed to the parent. Tr
+// (aba_derivatives): Dq, Dv receive (∂τ/∂q)ᵀ and (∂τ/∂q̇)ᵀ (the layout of the
+// row solves) instead of ∂τ/∂q and ∂τ/∂q̇; composite_pass has summed the
+// composites and formed H, and the force at q̈ is formed here
+// (composite_force_at_ddq).
 template <class K, bool Tr>
 PLUME_FLATTEN void backward_body(const Model& model, Data& data, MatrixX& Dq, MatrixX& Dv, int i) {
   const Joint& j = model.joint(i);
@@ -294,7 +530,13 @@ PLUME_FLATTEN void backward_body(const Model& model, Data& data, MatrixX& Dq, Ma
   // linear one is zero), and the forces P, Q whose projections on the
   // ancestors' columns give their rows; Bc x = [B11 x_ω; −2 p × x_ω].
   const Mat3 pcx = skew(pc);
-  Eigen::Matrix<double, 6, nv> M1 = inertia_cols<nv>(Y, oS.data());
+  Eigen::Matrix<double, 6, nv> M1;
+  if constexpr (Tr) {
+    M1 = Eigen::Map<const Eigen::Matrix<double, 6, nv>>(data.U.data() + 6 * static_cast<Eigen::Index>(v0));
+  } else {
+    M1 = inertia_cols<nv>(Y, oS.data());
+  }
+  if constexpr (Tr) composite_force_at_ddq<nv>(data, i, p, M1.data(), v0);
   Eigen::Matrix<double, 3, nv> M2;
   M2.noalias() = B11.transpose() * oS.template topRows<3>();
   M2.noalias() += 2.0 * pcx * oS.template bottomRows<3>();
@@ -327,7 +569,7 @@ PLUME_FLATTEN void backward_body(const Model& model, Data& data, MatrixX& Dq, Ma
     Dq.template block<nv, nv>(v0, v0) = own_q;
     Dv.template block<nv, nv>(v0, v0) = own_v;
   }
-  data.H.template block<nv, nv>(v0, v0).noalias() = M1.transpose() * oS;
+  if constexpr (!Tr) data.H.template block<nv, nv>(v0, v0).noalias() = M1.transpose() * oS;
   // Ancestor dofs: the rows of the ancestors (τ_l against this joint's q, q̇)
   // and their columns (this joint's τ against q_l, q̇_l); one run of
   // consecutive ancestor dofs [s, e] at a time for multi-dof joints.
@@ -335,13 +577,12 @@ PLUME_FLATTEN void backward_body(const Model& model, Data& data, MatrixX& Dq, Ma
     // One dof (most joints): fixed-size dot products, ancestor by ancestor.
     const Vec6 m1 = M1.col(0), pk = P.col(0), qk = Q.col(0);
     const Vec3 m2 = M2.col(0);
-    ancestor_terms_1<Tr>(model, data, Dq, Dv, v0, m1.data(), m2.data(), pk.data(), qk.data());
+    ancestor_terms_1<Tr>(model, data, Dq, Dv, v0, m1.data(), m2.data(), pk.data(), qk.data(), false);
   } else {
     for (int e = model.dof_parent(v0); e >= 0;) {
       const int s = model.dof_run_start(e);
       const int len = e - s + 1;
       const auto Sl = data.oS.middleCols(s, len);
-      data.H.block(s, v0, len, nv).noalias() = Sl.transpose().lazyProduct(M1);
       if constexpr (Tr) {
         Dq.block(v0, s, nv, len).noalias() = P.transpose().lazyProduct(Sl);
         Dv.block(v0, s, nv, len).noalias() = Q.transpose().lazyProduct(Sl);
@@ -351,6 +592,8 @@ PLUME_FLATTEN void backward_body(const Model& model, Data& data, MatrixX& Dq, Ma
         Dv.block(s, v0, len, nv).noalias() =
             data.dAdv.middleCols(s, len).transpose().lazyProduct(M1) + Sl.template topRows<3>().transpose().lazyProduct(M2);
       } else {
+        data.H.block(s, v0, len, nv).noalias() = Sl.transpose().lazyProduct(M1);
+        data.H.block(v0, s, nv, len) = data.H.block(s, v0, len, nv).transpose();
         Dq.block(s, v0, len, nv).noalias() = Sl.transpose().lazyProduct(P);
         Dv.block(s, v0, len, nv).noalias() = Sl.transpose().lazyProduct(Q);
         Dq.block(v0, s, nv, len).noalias() =
@@ -359,11 +602,10 @@ PLUME_FLATTEN void backward_body(const Model& model, Data& data, MatrixX& Dq, Ma
         Dv.block(v0, s, nv, len).noalias() =
             M1.transpose().lazyProduct(data.dAdv.middleCols(s, len)) + M2.transpose().lazyProduct(Sl.template topRows<3>());
       }
-      data.H.block(v0, s, nv, len) = data.H.block(s, v0, len, nv).transpose();
       e = model.dof_parent(s);
     }
   }
-  if (p > 0) {
+  if (!Tr && p > 0) {
     data.oYc[p] += Y;
     data.oBc[p] += B11;
     data.opc[p] += pc;
@@ -374,7 +616,7 @@ PLUME_FLATTEN void backward_body(const Model& model, Data& data, MatrixX& Dq, Ma
 // Backward step of a one-dof body (most joints) on plain arrays, as
 // backward_body: M1 = Yc s, M2, P, Q formed coefficient by coefficient.
 template <bool Tr>
-PLUME_FLATTEN void backward_body_1(const Model& model, Data& data, MatrixX& Dq, MatrixX& Dv, int i) {
+PLUME_FLATTEN void backward_body_1(const Model& model, Data& data, MatrixX& Dq, MatrixX& Dv, int i, bool ff) {
   const int p = model.parent(i);
   const int v0 = model.joint(i).v_index;
   const RigidInertia& Y = data.oYc[i];
@@ -386,7 +628,13 @@ PLUME_FLATTEN void backward_body_1(const Model& model, Data& data, MatrixX& Dq, 
   const double* vq = data.dVdq.data() + 6 * v0;
   const double* av = data.dAdv.data() + 6 * v0;
   alignas(16) double m1[6], m2[4], P[6], Q[6];
-  detail::inertia_times(Y, s, m1);
+  if constexpr (Tr) {
+    const double* u = data.U.data() + 6 * static_cast<Eigen::Index>(v0);
+    for (int k = 0; k < 6; ++k) m1[k] = u[k];
+    composite_force_at_ddq<1>(data, i, p, m1, v0);
+  } else {
+    detail::inertia_times(Y, s, m1);
+  }
   detail::inertia_times(Y, aq, P);
   detail::inertia_times(Y, av, Q);
   // M2 = B11ᵀ s_ω + 2 pc × s_v; P += [B11 vq_ω; −2 pc × vq_ω] + s ×* F;
@@ -408,16 +656,12 @@ PLUME_FLATTEN void backward_body_1(const Model& model, Data& data, MatrixX& Dq, 
   Q[4] -= p2[2] * s[0] - p2[0] * s[2];
   Q[5] -= p2[0] * s[1] - p2[1] * s[0];
   add_force_cross(s, F, P);
-  const auto dot6 = [](const double* x, const double* y) {
-    return (x[0] * y[0] + (x[2] * y[2] + x[4] * y[4])) + (x[1] * y[1] + (x[3] * y[3] + x[5] * y[5]));
-  };
-  const auto dot3 = [](const double* x, const double* y) { return (x[0] * y[0] + x[1] * y[1]) + x[2] * y[2]; };
   data.tau[v0] = dot6(s, F);
   Dq(v0, v0) = dot6(m1, aq) + dot3(m2, vq);
   Dv(v0, v0) = dot6(m1, av) + dot3(m2, s);
-  data.H(v0, v0) = dot6(m1, s);
-  ancestor_terms_1<Tr>(model, data, Dq, Dv, v0, m1, m2, P, Q);
-  if (p > 0) {
+  if constexpr (!Tr) data.H(v0, v0) = dot6(m1, s);
+  ancestor_terms_1<Tr>(model, data, Dq, Dv, v0, m1, m2, P, Q, ff);
+  if (!Tr && p > 0) {
     data.oYc[p] += Y;
     data.oBc[p] += B;
     data.opc[p] += data.opc[i];
@@ -427,21 +671,16 @@ PLUME_FLATTEN void backward_body_1(const Model& model, Data& data, MatrixX& Dq, 
 
 // Forward pass, root to leaves: placements, world columns, velocities,
 // accelerations (with the −g offset) and their per-dof derivative columns.
-// kinematics = false: the placements, world columns, velocities and
-// accelerations are already in data (ABA's passes at a = q̈).
-void derivative_forward_pass(const Model& model, Data& data, const double* q, const double* v, const double* a,
-                             bool kinematics = true) {
+void derivative_forward_pass(const Model& model, Data& data, const double* q, const double* v, const double* a) {
   const int nb = model.nbodies();
   double* sc = data.qsc.data();
-  if (kinematics) {
-    detail::revolute_sin_cos(model, q, sc);
-    data.ov[0] = Motion::Zero();
-    data.oa[0] = Motion(Vec3::Zero(), -model.gravity());
-  }
+  detail::revolute_sin_cos(model, q, sc);
+  data.ov[0] = Motion::Zero();
+  data.oa[0] = Motion(Vec3::Zero(), -model.gravity());
   for (int i = 1; i < nb; ++i) {
     detail::visit_kind(model.joint(i).kind, [&](auto jk) PLUME_LAMBDA_INLINE {
       using K = decltype(jk);
-      if (kinematics) forward_kinematics_body<K>(model, data, q, v, a, sc, i);
+      forward_kinematics_body<K>(model, data, q, v, a, sc, i);
       forward_dynamics_body<K>(model, data, v, a, i);
     });
   }
@@ -452,13 +691,14 @@ template <bool Tr>
 void derivative_backward_pass(const Model& model, Data& data, MatrixX& Dq, MatrixX& Dv) {
   Dq.setZero();
   Dv.setZero();
-  data.H.setZero();
+  if (!Tr) data.H.setZero();
+  const bool ff = root_free_flyer(model);
   for (int i = model.nbodies() - 1; i > 0; --i) {
     detail::visit_kind(model.joint(i).kind,
                        [&](auto jk) PLUME_LAMBDA_INLINE {
                          using K = decltype(jk);
                          if constexpr (K::nv == 1) {
-                           backward_body_1<Tr>(model, data, Dq, Dv, i);
+                           backward_body_1<Tr>(model, data, Dq, Dv, i, ff);
                          } else {
                            backward_body<K, Tr>(model, data, Dq, Dv, i);
                          }
@@ -612,6 +852,162 @@ PLUME_FLATTEN void inverse_and_products(const Model& model, Data& data) {
   }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// ---- The same products with AVX2 and FMA, chosen at run time --------------
+//
+// inverse_and_products' two sweeps with four rows per register and fused
+// multiply-adds, on CPUs that have them (cpu_has_avx2_fma; the SSE2 path
+// above otherwise). On the humanoid (36 dofs) these sweeps were about 40 % of
+// aba_derivatives' time. The weights and columns of every step are listed
+// first (at most kMaxAvxTerms of them, else the SSE2 path runs). The results
+// differ from the SSE2 path's by roundings (fused products, other sums).
+
+// Below kMinAvxDofs the SSE2 path runs: on the quadruped (18 dofs) the AVX2
+// path was 2 % slower (aba_derivatives 7.43 against 7.26 us), its term lists
+// and masked last rows outweighing the shorter sweeps.
+constexpr int kMinAvxDofs = 24;
+constexpr int kMaxAvxDofs = 256;
+constexpr int kMaxAvxTerms = 4096;
+
+/// Does this CPU (and its OS) run AVX2 and FMA instructions?
+bool cpu_has_avx2_fma() {
+  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return ok;
+}
+
+/// gather_chunk for P registers of 4 rows from row r (the last `tail` < 4
+/// rows only when P = 1 and tail > 0), the nt terms (w[t], col[t]).
+template <int B, int P, bool AddX, bool Masked>
+__attribute__((target("avx2,fma"))) inline void gather_avx(double* const* y, const double* const* X, Eigen::Index ld,
+                                                          Eigen::Index r, const double* sc, const double* w,
+                                                          const int* col, int nt, int tail) {
+  static_assert(!Masked || P == 1, "a partial register is the last");
+  __m256i mask = _mm256_set1_epi64x(-1);
+  if constexpr (Masked) mask = _mm256_cmpgt_epi64(_mm256_set1_epi64x(tail), _mm256_set_epi64x(3, 2, 1, 0));
+  __m256d acc[B][P];
+  for (int b = 0; b < B; ++b) {
+    for (int p = 0; p < P; ++p) {
+      acc[b][p] = Masked ? _mm256_maskload_pd(y[b] + r, mask) : _mm256_loadu_pd(y[b] + r + 4 * p);
+    }
+  }
+  for (int t = 0; t < nt; ++t) {
+    const __m256d c = _mm256_set1_pd(w[t]);
+    const Eigen::Index off = static_cast<Eigen::Index>(col[t]) * ld + r;
+    for (int b = 0; b < B; ++b) {
+      for (int p = 0; p < P; ++p) {
+        const __m256d x = Masked ? _mm256_maskload_pd(X[b] + off, mask) : _mm256_loadu_pd(X[b] + off + 4 * p);
+        acc[b][p] = (AddX && b < 2) ? _mm256_fmadd_pd(c, x, acc[b][p]) : _mm256_fnmadd_pd(c, x, acc[b][p]);
+      }
+    }
+  }
+  for (int b = 0; b < B; ++b) {
+    const __m256d s4 = _mm256_set1_pd(sc[b]);
+    for (int p = 0; p < P; ++p) {
+      const __m256d o = _mm256_mul_pd(s4, acc[b][p]);
+      if constexpr (Masked) {
+        _mm256_maskstore_pd(y[b] + r, mask, o);
+      } else {
+        _mm256_storeu_pd(y[b] + r + 4 * p, o);
+      }
+    }
+  }
+}
+
+/// inverse_and_products with AVX2 and FMA; false (and nothing done) when
+/// model.nv() is outside [kMinAvxDofs, kMaxAvxDofs] or the sweeps have more than kMaxAvxTerms terms. The
+/// right-hand sides (rows) are independent: both sweeps run for a chunk of
+/// eight rows (then four, then the last one to three, masked) before the
+/// next chunk, which reads the columns' entries of those rows only (the three
+/// 36 × 36 matrices and the factor are 41 KB; a chunk's share, 7 KB). Rows of
+/// column j beyond its subtree's end (left alone by the SSE2 path) are zero
+/// and stay zero.
+__attribute__((target("avx2,fma"))) bool inverse_and_products_avx(const Model& model, Data& data) {
+  const int n = model.nv();
+  if (n < kMinAvxDofs || n > kMaxAvxDofs) return false;
+  const Eigen::Index ld = n;
+  const double* L = data.LD.data();
+  double* M = data.Minv.data();
+  const double* const Xc[3] = {data.ddq_dq.data(), data.ddq_dv.data(), M};
+  // The terms of both sweeps, column by column: [start[j], start[j + 1]).
+  double w[kMaxAvxTerms];
+  int col[kMaxAvxTerms];
+  int start1[kMaxAvxDofs], end1[kMaxAvxDofs];
+  int nt = 0;
+  for (int j = n - 1; j >= 0; --j) {
+    start1[j] = nt;
+    const int e = model.dof_subtree_end(j);
+    if (nt + (e - j) > kMaxAvxTerms) return false;
+    for (int i = j + 1; i <= e; ++i) {
+      const double* Li = L + static_cast<Eigen::Index>(i) * ld;
+      w[nt] = Li[j] * Li[i];
+      col[nt++] = i;
+    }
+    end1[j] = nt;
+  }
+  int nt2 = nt;
+  int begin2[kMaxAvxDofs + 1];
+  for (int i = 0; i < n; ++i) {
+    begin2[i] = nt2;
+    if (i > 0 && model.dof_parent(i) >= 0) {
+      const double* Li = L + static_cast<Eigen::Index>(i) * ld;
+      for (int e = model.dof_parent(i); e >= 0;) {
+        const int s = model.dof_run_start(e);
+        if (nt2 + (e - s + 1) > kMaxAvxTerms) return false;
+        for (int j = s; j <= e; ++j) {
+          w[nt2] = Li[j];
+          col[nt2++] = j;
+        }
+        e = model.dof_parent(s);
+      }
+    }
+  }
+  begin2[n] = nt2;
+  data.Minv.setZero();
+  data.Minv.diagonal().setOnes();
+  const auto chunk = [&](auto pw, auto masked, Eigen::Index r, int tail) __attribute__((always_inline)) {
+    constexpr int P = decltype(pw)::value;
+    constexpr bool Mk = decltype(masked)::value;
+    constexpr int W = 4 * P;
+    for (int j = n - 1; j >= 0; --j) {
+      if (r > model.dof_subtree_end(j)) continue;
+      const double dinv = 1.0 / L[static_cast<Eigen::Index>(j) * ld + j];
+      double* const y[3] = {data.ddq_dq.data() + j * ld, data.ddq_dv.data() + j * ld, M + j * ld};
+      const double sc[3] = {-dinv, -dinv, dinv};
+      const int t0 = start1[j], t1 = end1[j];
+      if (r + W <= j) {
+        gather_avx<2, P, true, Mk>(y, Xc, ld, r, sc, w + t0, col + t0, t1 - t0, tail);
+      } else {
+        gather_avx<3, P, true, Mk>(y, Xc, ld, r, sc, w + t0, col + t0, t1 - t0, tail);
+      }
+    }
+    for (int i = 1; i < n; ++i) {
+      const int t0 = begin2[i], t1 = begin2[i + 1];
+      if (t0 == t1) continue;
+      double* const y[3] = {data.ddq_dq.data() + i * ld, data.ddq_dv.data() + i * ld, M + i * ld};
+      const double sc[3] = {1.0, 1.0, 1.0};
+      if (r + W <= i) {
+        gather_avx<2, P, false, Mk>(y, Xc, ld, r, sc, w + t0, col + t0, t1 - t0, tail);
+      } else {
+        gather_avx<3, P, false, Mk>(y, Xc, ld, r, sc, w + t0, col + t0, t1 - t0, tail);
+      }
+    }
+  };
+  Eigen::Index r = 0;
+  using Two = std::integral_constant<int, 2>;
+  using One = std::integral_constant<int, 1>;
+  for (; r + 8 <= n; r += 8) chunk(Two{}, std::false_type{}, r, 0);
+  if (r + 4 <= n) {
+    chunk(One{}, std::false_type{}, r, 0);
+    r += 4;
+  }
+  if (r < n) chunk(One{}, std::true_type{}, r, static_cast<int>(n - r));
+  for (int i = 0; i < n; ++i) {
+    for (int c = i + 1; c < n; ++c) M[c * ld + i] = M[i * ld + c];
+  }
+  return true;
+}
+#endif
+
 /// A ← Aᵀ for a square column-major matrix, in place, by 2×2 blocks (a
 /// block and its mirror swapped through two SSE2 unpacks each).
 void transpose_in_place(MatrixX& A) {
@@ -662,16 +1058,24 @@ void kinematics_derivatives(const Model& model, Data& data, const VecRef& q, con
 }
 
 void aba_derivatives(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& tau) {
-  unchecked::aba(model, data, q, v, tau);
-  // ABA left the placements, world columns, velocities and accelerations at
-  // q̈ in data; the backward pass writes (∂τ/∂q)ᵀ, (∂τ/∂q̇)ᵀ straight into
-  // ddq_dq, ddq_dv, whose rows are the right-hand sides of the solves.
-  derivative_forward_pass(model, data, q.data(), v.data(), data.ddq.data(), false);
-  derivative_backward_pass<true>(model, data, data.ddq_dq, data.ddq_dv);
+  // The forward pass at q̈ = 0, the composites with H and τ − C, q̈ by the
+  // factor of H, and the q̈-dependent quantities moved to q̈ (see
+  // composite_pass). The backward pass then writes (∂τ/∂q)ᵀ, (∂τ/∂q̇)ᵀ
+  // straight into ddq_dq, ddq_dv, whose rows are the right-hand sides of the solves.
+  data.ddq.setZero();
+  derivative_forward_pass(model, data, q.data(), v.data(), data.ddq.data());
+  composite_pass(model, data, tau.data());
   unchecked::ltdl(model, data);
+  ltdl_solve(model, data, data.ddq);
+  acceleration_update(model, data);
+  derivative_backward_pass<true>(model, data, data.ddq_dq, data.ddq_dv);
   // ∂q̈/∂x = −H⁻¹ ∂τ/∂x at q̈ (differentiate H q̈ + C = τ): sparse solves on
   // the rows of (∂τ/∂x)ᵀ with the factor of H, and H⁻¹ itself.
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (!cpu_has_avx2_fma() || !inverse_and_products_avx(model, data)) inverse_and_products(model, data);
+#else
   inverse_and_products(model, data);
+#endif
   transpose_in_place(data.ddq_dq);
   transpose_in_place(data.ddq_dv);
 }

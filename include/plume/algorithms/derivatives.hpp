@@ -42,7 +42,9 @@ namespace plume {
 void rnea_derivatives(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& a);
 
 /// ∂q̈/∂q, ∂q̈/∂q̇ and ∂q̈/∂τ = H⁻¹ of q̈ = ABA(q, q̇, τ). Computed as
-/// ∂q̈/∂x = −H⁻¹ ∂τ/∂x at q̈ = ABA(q, q̇, τ) with H factorised by ltdl().
+/// ∂q̈/∂x = −H⁻¹ ∂τ/∂x at q̈ with H factorised by ltdl(); q̈ itself (in
+/// data.ddq) solves H q̈ = τ − C(q, q̇) with the same factor (aba()'s q̈ up to
+/// roundings).
 /// Writes data.ddq, data.ddq_dq, data.ddq_dv, data.Minv, data.H, data.tau,
 /// the factor of ltdl and the world-axis workspace; not data.dtau_dq,
 /// data.dtau_dv (∂τ/∂x is formed, transposed, in ddq_dq and ddq_dv).
