@@ -685,10 +685,19 @@ PLUME_FLATTEN void crba_passes(const Model& model, Data& data, const VecRef& q) 
         if (e > v1) project_columns(j, S, F, H, nv, v1 + 1, e);
         continue;
       }
-      for (int k = v0; k <= v1; ++k) {
+      if (v1 == v0) {
+        // One dof (every joint of an arm): no loop over the joint's columns
+        // (GCC set up six strided row pointers for it, 40 instructions a body).
         double f[6];
-        own_column(j, Y, S, v0, k, H, nv, f);
-        for (int m = 0; m < 6; ++m) F[m * nv + k] = f[m];
+        own_column(j, Y, S, v0, v0, H, nv, f);
+        double* Fk = F + v0;
+        for (int m = 0; m < 6; ++m) Fk[m * nv] = f[m];
+      } else {
+        for (int k = v0; k <= v1; ++k) {
+          double f[6];
+          own_column(j, Y, S, v0, k, H, nv, f);
+          for (int m = 0; m < 6; ++m) F[m * nv + k] = f[m];
+        }
       }
       if (e > v1) project_columns(j, S, F, H, nv, v1 + 1, e);
       if (p > 0) {
