@@ -625,6 +625,48 @@ TEST(ContactDynamics, ReusedBasisKeepsTheClosedFormAndFallsBackToLemke) {
   EXPECT_NEAR(u, 0.7 - mu * g * h, 1e-12);
 }
 
+TEST(ContactDynamics, AKeptBasisThatMissesIsRepairedWithoutLemke) {
+  // A box sliding on its 4 corners (8 cone directions), then the same box
+  // sliding 45° further round: the friction now acts along another cone
+  // direction, so the kept basis misses; the repair (violators leave or
+  // enter) finds the new one without Lemke's pivots. Facts: the slide slows
+  // by μ g h along its own direction (45° is a cone direction: the polygon's
+  // friction is exactly opposite), the normal impulse carries the weight.
+  ModelBuilder b("box");
+  const Vec3 size(0.4, 0.3, 0.2);
+  const double mass = 2.0, mu = 0.5, h = 1e-3;
+  const int box = add_free_body(b, "box", Box{size}, mass, box_inertia(mass, size));
+  const Model m = b.build();
+  Data d(m);
+  ContactSolver solver(m);
+  ImpactOptions io;
+  io.friction = FrictionModel::PolyhedralCone;
+  io.cone_directions = 8;
+  io.time_step = h;
+  io.gaps = VectorX::Zero(4);
+  io.reuse_basis = true;
+  VectorX q = neutral_configuration(m);
+  set_pose(m, q, box, Mat3::Identity(), Vec3(0.0, 0.0, 0.1));
+  const std::vector<Contact> contacts = detect(m, d, q, {ground_plane()});
+  ASSERT_EQ(contacts.size(), 4u);
+  const VectorX g_step = h * aba(m, d, q, VectorX::Zero(m.nv()), VectorX::Zero(m.nv()));
+  const int vi = m.joint(box).v_index;
+  auto slide = [&](double speed, double angle) {
+    VectorX v = VectorX::Zero(m.nv());
+    const Vec3 u(speed * std::cos(angle), speed * std::sin(angle), 0.0);
+    set_velocity(m, v, box, Mat3::Identity(), u, Vec3::Zero());
+    const ImpactSolution& s = solver.impact(m, d, q, v + g_step, contacts, VectorX::Zero(4), VectorX::Constant(4, mu), io);
+    EXPECT_EQ(s.status, ContactStatus::Solved) << s.message;
+    EXPECT_NEAR(s.impulse.sum(), mass * g * h, 1e-12);
+    const Vec3 expected = (speed - mu * g * h) * Vec3(std::cos(angle), std::sin(angle), 0.0);
+    EXPECT_LT((s.v_plus.segment<3>(vi + 3) - expected).norm(), 1e-12);
+    return s.pivots;
+  };
+  EXPECT_GT(slide(0.9, 0.0), 0);                   // Lemke
+  EXPECT_EQ(slide(0.8, 0.0), 0);                   // the kept basis as it is
+  EXPECT_EQ(slide(0.7, 0.25 * 3.14159265358979323846), 0);  // repaired
+}
+
 TEST(ContactDynamics, InputsAreChecked) {
   TwoSpheres sp;
   Data d(sp.m);
