@@ -40,6 +40,28 @@ void apply_Hinv(const Model& model, const Data& data, const Eigen::Ref<const Mat
   ltdl_solve_L(model, data, x);
 }
 
+// The polyhedral cone's k directions d_j = c_j t1 + s_j t2: c_j = cos θ_j
+// and s_j = sin θ_j (θ_j = 2πj/k) in rows 0 and 1 of `dirs`.
+void cone_cosines(int k, Matrix3X& dirs) {
+  for (int j = 0; j < k; ++j) {
+    const double th = 2.0 * kPi * j / k;
+    dirs(0, j) = std::cos(th);
+    dirs(1, j) = std::sin(th);
+  }
+}
+
+// One contact's friction in the (t1, t2) basis from its k cone forces
+// lambda(first …): (Σ_j c_j f_j, Σ_j s_j f_j).
+Eigen::Vector2d cone_resultant(const VectorX& lambda, Eigen::Index first, int k, const Matrix3X& dirs) {
+  double f1 = 0.0, f2 = 0.0;
+  for (int j = 0; j < k; ++j) {
+    const double f = lambda(first + j);
+    f1 += dirs(0, j) * f;
+    f2 += dirs(1, j) * f;
+  }
+  return {f1, f2};
+}
+
 // A = Kᵀ H⁻¹ G = YKᵀ D⁻¹ YG.
 void form_product(const Data& data, const Eigen::Ref<const MatrixX>& YK, const Eigen::Ref<const MatrixX>& YG,
                   Eigen::Ref<MatrixX> A) {
@@ -409,11 +431,7 @@ void ContactSolver::solve_cone(const Model& model, Data& data, const std::vector
   // Every product with them is formed from the two tangents' columns (as
   // impact()): with G's normals (sliding ones modified) and [t1 t2] of the
   // sticking contacts solved, Q = [T t]ᵀ H⁻¹ [G_n t] holds all of A_top.
-  for (int j = 0; j < k; ++j) {
-    const double th = 2.0 * kPi * j / k;
-    dirs_(0, j) = std::cos(th);
-    dirs_(1, j) = std::sin(th);
-  }
+  cone_cosines(k, dirs_);
   const int m = nc_ + k * ns;     // force variables
   const int n = m + ns;           // plus γ
   const int nt = 2 * ns, nq = nc_ + nt;
@@ -490,15 +508,9 @@ void ContactSolver::solve_cone(const Model& model, Data& data, const std::vector
   coef.head(nc_) = r.lambda.head(nc_);
   for (int a = 0; a < ns; ++a) {
     const int i = stick_[a];
-    double f1 = 0.0, f2 = 0.0;
-    for (int j = 0; j < k; ++j) {
-      const double f = r.lambda(nc_ + a * k + j);
-      f1 += dirs_(0, j) * f;
-      f2 += dirs_(1, j) * f;
-    }
-    coef(nc_ + 2 * a) = f1;
-    coef(nc_ + 2 * a + 1) = f2;
-    s.friction.col(i) = Eigen::Vector2d(f1, f2);
+    const Eigen::Vector2d f = cone_resultant(r.lambda, nc_ + a * k, k, dirs_);
+    coef.segment<2>(nc_ + 2 * a) = f;
+    s.friction.col(i) = f;
     if (r.lambda(m + a) > options.current_tolerance) s.mode[i] = ContactMode::Slipping;
   }
   apply_Hinv(model, data, YG, coef, x_);
@@ -755,11 +767,7 @@ const ImpactSolution& ContactSolver::impact(const Model& model, Data& data, cons
     m = nc_ + k * nf;
     n = m + nf;
     const int nt = 2 * nf;
-    for (int j = 0; j < k; ++j) {
-      const double th = 2.0 * kPi * j / k;
-      dirs_(0, j) = std::cos(th);
-      dirs_(1, j) = std::sin(th);
-    }
+    cone_cosines(k, dirs_);
     auto Yt = YG_.leftCols(nt);  // L⁻ᵀ [t1 t2] of the frictional contacts
     auto tv = z_.head(nt);       // their tangential velocities tᵀv⁻
     for (int a = 0; a < nf; ++a) {
@@ -835,14 +843,9 @@ const ImpactSolution& ContactSolver::impact(const Model& model, Data& data, cons
       // v⁺ − v⁻ = H⁻¹ (T λ + Σ_a t1 Σ_j c_j f_aj + t2 Σ_j s_j f_aj) = L⁻¹ D⁻¹ (L⁻ᵀ[T t1 t2]) (λ, Σ c f, Σ s f)
       x_.noalias() = Y_.leftCols(nc_) * r->lambda.head(nc_);
       for (int a = 0; a < nf; ++a) {
-        double f1 = 0.0, f2 = 0.0;
-        for (int j = 0; j < k; ++j) {
-          const double f = r->lambda(nc_ + k * a + j);
-          f1 += dirs_(0, j) * f;
-          f2 += dirs_(1, j) * f;
-        }
-        x_ += f1 * YG_.col(2 * a) + f2 * YG_.col(2 * a + 1);
-        s.friction_impulse.col(stick_[a]) = Eigen::Vector2d(f1, f2);
+        const Eigen::Vector2d f = cone_resultant(r->lambda, nc_ + k * a, k, dirs_);
+        x_ += f(0) * YG_.col(2 * a) + f(1) * YG_.col(2 * a + 1);
+        s.friction_impulse.col(stick_[a]) = f;
       }
       x_.array() /= data.LD.diagonal().array();
       ltdl_solve_L(model, data, x_);
