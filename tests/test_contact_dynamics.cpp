@@ -576,24 +576,45 @@ TEST(ContactDynamics, VelocityLevelStepMatchesItsClosedForms) {
 // speed; a box too slow to slide through the step sticks (another basis:
 // Lemke pivots, v⁺ tangential 0); contacts in another order are another
 // problem (Lemke pivots) with the same closed form.
+// A 2 kg box resting on its 4 bottom corners, and the velocity-level step's
+// impulse options (time step h, polyhedral cone, kept bases).
+struct BoxOnCorners {
+  static constexpr double mass = 2.0, mu = 0.5, h = 1e-3;
+  Model m;
+  int box = 0;
+  VectorX q;
+  std::vector<Contact> contacts;
+  VectorX g_step;  // h q̈ of gravity alone
+  ImpactOptions io;
+  BoxOnCorners() {
+    ModelBuilder b("box");
+    const Vec3 size(0.4, 0.3, 0.2);
+    box = add_free_body(b, "box", Box{size}, mass, box_inertia(mass, size));
+    m = b.build();
+    Data d(m);
+    q = neutral_configuration(m);
+    set_pose(m, q, box, Mat3::Identity(), Vec3(0.0, 0.0, 0.1));
+    contacts = detect(m, d, q, {ground_plane()});
+    g_step = h * aba(m, d, q, VectorX::Zero(m.nv()), VectorX::Zero(m.nv()));
+    io.friction = FrictionModel::PolyhedralCone;
+    io.time_step = h;
+    io.gaps = VectorX::Zero(4);
+    io.reuse_basis = true;
+  }
+};
+
 TEST(ContactDynamics, ReusedBasisKeepsTheClosedFormAndFallsBackToLemke) {
-  ModelBuilder b("box");
-  const Vec3 size(0.4, 0.3, 0.2);
-  const double mass = 2.0, mu = 0.5, h = 1e-3;
-  const int box = add_free_body(b, "box", Box{size}, mass, box_inertia(mass, size));
-  const Model m = b.build();
+  BoxOnCorners bx;
+  const Model& m = bx.m;
+  const int box = bx.box;
+  const double mass = bx.mass, mu = bx.mu, h = bx.h;
+  const VectorX& q = bx.q;
+  const std::vector<Contact>& contacts = bx.contacts;
+  const VectorX& g_step = bx.g_step;
+  ImpactOptions& io = bx.io;
   Data d(m);
   ContactSolver solver(m);
-  ImpactOptions io;
-  io.friction = FrictionModel::PolyhedralCone;
-  io.time_step = h;
-  io.gaps = VectorX::Zero(4);
-  io.reuse_basis = true;
-  VectorX q = neutral_configuration(m);
-  set_pose(m, q, box, Mat3::Identity(), Vec3(0.0, 0.0, 0.1));
-  const std::vector<Contact> contacts = detect(m, d, q, {ground_plane()});
   ASSERT_EQ(contacts.size(), 4u);
-  const VectorX g_step = h * aba(m, d, q, VectorX::Zero(m.nv()), VectorX::Zero(m.nv()));
   auto step = [&](double u0, const std::vector<Contact>& cs, double& u_plus) {
     VectorX v = VectorX::Zero(m.nv());
     set_velocity(m, v, box, Mat3::Identity(), Vec3(u0, 0, 0), Vec3::Zero());
@@ -632,25 +653,18 @@ TEST(ContactDynamics, AKeptBasisThatMissesIsRepairedWithoutLemke) {
   // enter) finds the new one without Lemke's pivots. Facts: the slide slows
   // by μ g h along its own direction (45° is a cone direction: the polygon's
   // friction is exactly opposite), the normal impulse carries the weight.
-  ModelBuilder b("box");
-  const Vec3 size(0.4, 0.3, 0.2);
-  const double mass = 2.0, mu = 0.5, h = 1e-3;
-  const int box = add_free_body(b, "box", Box{size}, mass, box_inertia(mass, size));
-  const Model m = b.build();
+  BoxOnCorners bx;
+  const Model& m = bx.m;
+  const double mass = bx.mass, mu = bx.mu, h = bx.h;
+  const VectorX& q = bx.q;
+  const std::vector<Contact>& contacts = bx.contacts;
+  const VectorX& g_step = bx.g_step;
+  ImpactOptions& io = bx.io;
+  io.cone_directions = 8;
   Data d(m);
   ContactSolver solver(m);
-  ImpactOptions io;
-  io.friction = FrictionModel::PolyhedralCone;
-  io.cone_directions = 8;
-  io.time_step = h;
-  io.gaps = VectorX::Zero(4);
-  io.reuse_basis = true;
-  VectorX q = neutral_configuration(m);
-  set_pose(m, q, box, Mat3::Identity(), Vec3(0.0, 0.0, 0.1));
-  const std::vector<Contact> contacts = detect(m, d, q, {ground_plane()});
   ASSERT_EQ(contacts.size(), 4u);
-  const VectorX g_step = h * aba(m, d, q, VectorX::Zero(m.nv()), VectorX::Zero(m.nv()));
-  const int vi = m.joint(box).v_index;
+  const int box = bx.box, vi = m.joint(box).v_index;
   auto slide = [&](double speed, double angle) {
     VectorX v = VectorX::Zero(m.nv());
     const Vec3 u(speed * std::cos(angle), speed * std::sin(angle), 0.0);
