@@ -16,14 +16,39 @@ constexpr std::size_t kMessageCapacity = 384;
 
 int as_int(Eigen::Index i) { return static_cast<int>(i); }
 
+// Row sums s_i = Σ_j term(M_ij, j) of the column-major M, kRowBlock rows
+// at a time: each block walks the columns once, reading kRowBlock
+// consecutive entries of each (a row-by-row walk reads one entry per cache
+// line). Each row's sum runs over j ascending from +0, as a row-by-row loop
+// adds it up: the same bits. `row(i, s_i)` receives them in row order.
+constexpr Eigen::Index kRowBlock = 8;
+template <class Term, class Row>
+void for_row_sums(const Eigen::Ref<const MatrixX>& M, Term term, Row row) {
+  const Eigen::Index n = M.rows(), m = M.cols();
+  for (Eigen::Index i0 = 0; i0 < n; i0 += kRowBlock) {
+    const Eigen::Index rows = std::min(kRowBlock, n - i0);
+    double s[kRowBlock] = {};
+    if (rows == kRowBlock) {  // (a fixed trip count: the compiler's vector lanes)
+      for (Eigen::Index j = 0; j < m; ++j) {
+        const double* c = M.data() + j * M.outerStride() + i0;
+        for (Eigen::Index r = 0; r < kRowBlock; ++r) s[r] += term(c[r], j);
+      }
+    } else {
+      for (Eigen::Index j = 0; j < m; ++j) {
+        const double* c = M.data() + j * M.outerStride() + i0;
+        for (Eigen::Index r = 0; r < rows; ++r) s[r] += term(c[r], j);
+      }
+    }
+    for (Eigen::Index r = 0; r < rows; ++r) row(i0 + r, s[r]);
+  }
+}
+
 // ‖M‖∞, the maximum absolute row sum, without temporaries.
 double max_row_sum(const Eigen::Ref<const MatrixX>& M) {
   double best = 0.0;
-  for (Eigen::Index i = 0; i < M.rows(); ++i) {
-    double s = 0.0;
-    for (Eigen::Index j = 0; j < M.cols(); ++j) s += std::abs(M(i, j));
-    best = std::max(best, s);
-  }
+  for_row_sums(
+      M, [](double mij, Eigen::Index) { return std::abs(mij); },
+      [&best](Eigen::Index, double s) { best = std::max(best, s); });
   return best;
 }
 
@@ -48,30 +73,38 @@ const char* to_string(LcpStatus status) {
 double lcp_residual(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
                     const Eigen::Ref<const VectorX>& lambda) {
   double r = 0.0;
-  for (Eigen::Index i = 0; i < d.size(); ++i) {
-    const double wi = M.row(i).dot(lambda) + d(i);
-    const double li = lambda(i);
-    if (std::isnan(wi) || std::isnan(li)) return std::numeric_limits<double>::quiet_NaN();
-    r = std::max(r, std::abs(std::min(li, wi)));  // covers −λ_i and −w_i too (see header)
-  }
-  return r;
+  bool nan = false;
+  const double* l = lambda.data();
+  for_row_sums(
+      M, [l](double mij, Eigen::Index j) { return mij * l[j]; },
+      [&](Eigen::Index i, double s) {
+        const double wi = s + d(i);
+        const double li = lambda(i);
+        nan = nan || std::isnan(wi) || std::isnan(li);
+        r = std::max(r, std::abs(std::min(li, wi)));  // covers −λ_i and −w_i too (see header)
+      });
+  return nan ? std::numeric_limits<double>::quiet_NaN() : r;
 }
 
 double box_lcp_residual(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
                         const Eigen::Ref<const VectorX>& lo, const Eigen::Ref<const VectorX>& hi,
                         const Eigen::Ref<const VectorX>& lambda) {
   double r = 0.0;
-  for (Eigen::Index i = 0; i < d.size(); ++i) {
-    const double wi = M.row(i).dot(lambda) + d(i);
-    const double li = lambda(i);
-    if (std::isnan(wi) || std::isnan(li)) return std::numeric_limits<double>::quiet_NaN();
-    // |λ_i − mid(lo_i, hi_i, λ_i − w_i)|, written so that lo = 0, hi = +∞
-    // gives exactly |min(λ_i, w_i)| (λ − w < 0 ⇔ λ < w in IEEE arithmetic).
-    const double y = li - wi;
-    const double ri = y < lo(i) ? std::abs(li - lo(i)) : (y > hi(i) ? std::abs(li - hi(i)) : std::abs(wi));
-    r = std::max(r, ri);
-  }
-  return r;
+  bool nan = false;
+  const double* l = lambda.data();
+  for_row_sums(
+      M, [l](double mij, Eigen::Index j) { return mij * l[j]; },
+      [&](Eigen::Index i, double s) {
+        const double wi = s + d(i);
+        const double li = lambda(i);
+        nan = nan || std::isnan(wi) || std::isnan(li);
+        // |λ_i − mid(lo_i, hi_i, λ_i − w_i)|, written so that lo = 0, hi = +∞
+        // gives exactly |min(λ_i, w_i)| (λ − w < 0 ⇔ λ < w in IEEE arithmetic).
+        const double y = li - wi;
+        const double ri = y < lo(i) ? std::abs(li - lo(i)) : (y > hi(i) ? std::abs(li - hi(i)) : std::abs(wi));
+        r = std::max(r, ri);
+      });
+  return nan ? std::numeric_limits<double>::quiet_NaN() : r;
 }
 
 double lcp_zero_tolerance(const Eigen::Ref<const MatrixX>& M) {
@@ -114,7 +147,10 @@ bool check_lcp_input(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const 
                         as_int(M.cols()));
     return false;
   }
-  for (Eigen::Index i = 0; i < M.rows(); ++i) {
+  // (M.allFinite() reads the column-major storage in order; the first
+  // non-finite entry in row order is named)
+  const bool finite = M.allFinite();
+  for (Eigen::Index i = 0; i < M.rows() && !finite; ++i) {
     for (Eigen::Index j = 0; j < M.cols(); ++j) {
       if (!std::isfinite(M(i, j))) {
         detail::set_message(message, "M(%d,%d) is %g", as_int(i), as_int(j), M(i, j));
@@ -368,11 +404,10 @@ void Equilibration::compute(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref
     D_(i) = m > 0.0 ? 1.0 / std::sqrt(m) : 1.0;
   }
   sigma_M_ = 0.0;
-  for (Eigen::Index i = 0; i < n_; ++i) {
-    double s = 0.0;
-    for (Eigen::Index j = 0; j < n_; ++j) s += std::abs(M(i, j)) * D_(j);
-    sigma_M_ = std::max(sigma_M_, D_(i) * s);
-  }
+  const double* D = D_.data();
+  for_row_sums(
+      M.topLeftCorner(n_, n_), [D](double mij, Eigen::Index j) { return std::abs(mij) * D[j]; },
+      [&](Eigen::Index i, double s) { sigma_M_ = std::max(sigma_M_, D[i] * s); });
   sigma_d_ = 0.0;
   for (Eigen::Index i = 0; i < n_; ++i) sigma_d_ = std::max(sigma_d_, std::abs(D_(i) * d(i)));
   if (!(sigma_M_ > 0.0)) sigma_M_ = 1.0;
