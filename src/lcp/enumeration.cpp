@@ -1,6 +1,5 @@
 #include "plume/lcp/enumeration.hpp"
 
-#include <Eigen/QR>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -44,6 +43,9 @@ void EnumerationSolver::solve(const Eigen::Ref<const MatrixX>& M, const Eigen::R
   out.lambda.setZero(n);
   lambda_.resize(n);
   double best_residual = std::numeric_limits<double>::infinity();
+  // lcp_residual_scale and lcp_amplification of each candidate, with ‖M‖∞
+  // and ‖d‖∞ taken once.
+  const double m_norm = detail::max_abs_row_sum(M), d_norm = d.lpNorm<Eigen::Infinity>();
   long tried = 0;
   for (int size = 0; size <= n; ++size) {
     const std::uint32_t first = (1u << size) - 1u;
@@ -63,17 +65,21 @@ void EnumerationSolver::solve(const Eigen::Ref<const MatrixX>& M, const Eigen::R
           rhs_(a) = -d(J_[a]);
           for (int b = 0; b < size; ++b) block_(a, b) = M(J_[a], J_[b]);
         }
-        const Eigen::CompleteOrthogonalDecomposition<MatrixX> cod(block_);
-        const VectorX x = cod.solve(rhs_);
+        cod_.compute(block_);
+        x_ = cod_.solve(rhs_);
         for (int a = 0; a < size; ++a) {
-          if (!std::isfinite(x(a))) ok = false;
-          lambda_(J_[a]) = std::max(x(a), 0.0);
+          if (!std::isfinite(x_(a))) ok = false;
+          lambda_(J_[a]) = std::max(x_(a), 0.0);
         }
       }
       if (ok) {
         const double residual = lcp_residual(M, d, lambda_);
-        const double tolerance = root_eps * lcp_residual_scale(M, d, lambda_);
-        if (residual <= tolerance && lcp_amplification(M, d, lambda_) <= lcp_max_amplification()) {
+        const double l = lambda_.lpNorm<Eigen::Infinity>();
+        const double tolerance = n == 0 ? 0.0 : root_eps * std::max({d_norm, l, m_norm * l});
+        const double num = m_norm * l;
+        const double amplification =
+            num == 0.0 ? 0.0 : (d_norm > 0.0 ? num / d_norm : std::numeric_limits<double>::infinity());
+        if (residual <= tolerance && amplification <= lcp_max_amplification()) {
           out.status = LcpStatus::Solved;
           out.lambda = lambda_;
           out.w = M * lambda_ + d;

@@ -25,7 +25,10 @@
 ///
 /// **Cost.** Up to 2ⁿ small dense solves: n ≤ `max_size` (default 12, at
 /// most 4096 solves of size ≤ 12, a few milliseconds). Larger problems are
-/// refused with `Failed`. Allocates; meant as a fallback, not a hot path.
+/// refused with `Failed`. Allocates (its factorisation's storage once per
+/// active-set size, not per set); meant as a fallback, not a hot path.
+
+#include <Eigen/QR>
 
 #include "plume/lcp/lcp.hpp"
 
@@ -47,7 +50,8 @@ class EnumerationSolver {
  private:
   EnumerationOptions options_;
   MatrixX block_;
-  VectorX rhs_, lambda_;
+  VectorX rhs_, lambda_, x_;
+  Eigen::CompleteOrthogonalDecomposition<MatrixX> cod_;  // (its storage kept between active sets)
   std::vector<int> J_;
 };
 
