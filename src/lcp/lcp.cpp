@@ -43,6 +43,38 @@ void for_row_sums(const Eigen::Ref<const MatrixX>& M, Term term, Row row) {
   }
 }
 
+// lcp_residual for a finite M (checked by the solver's input validation):
+// the columns of the zero entries of λ are skipped — each would add ±0 to
+// row sums that start at +0, which changes no bit — so a basic solution
+// costs its support's columns only.
+double residual_of_finite(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
+                          const Eigen::Ref<const VectorX>& lambda) {
+  const Eigen::Index n = M.rows(), m = M.cols();
+  const double* l = lambda.data();
+  double r = 0.0;
+  bool nan = false;
+  for (Eigen::Index i0 = 0; i0 < n; i0 += kRowBlock) {
+    const Eigen::Index rows = std::min(kRowBlock, n - i0);
+    double s[kRowBlock] = {};
+    for (Eigen::Index j = 0; j < m; ++j) {
+      if (l[j] == 0.0) continue;
+      const double* c = M.data() + j * M.outerStride() + i0;
+      if (rows == kRowBlock) {
+        for (Eigen::Index k = 0; k < kRowBlock; ++k) s[k] += c[k] * l[j];
+      } else {
+        for (Eigen::Index k = 0; k < rows; ++k) s[k] += c[k] * l[j];
+      }
+    }
+    for (Eigen::Index k = 0; k < rows; ++k) {
+      const double wi = s[k] + d(i0 + k);
+      const double li = l[i0 + k];
+      nan = nan || std::isnan(wi) || std::isnan(li);
+      r = std::max(r, std::abs(std::min(li, wi)));
+    }
+  }
+  return nan ? std::numeric_limits<double>::quiet_NaN() : r;
+}
+
 // ‖M‖∞, the maximum absolute row sum, without temporaries.
 double max_row_sum(const Eigen::Ref<const MatrixX>& M) {
   double best = 0.0;
@@ -540,7 +572,7 @@ bool BasisPolish::finish(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<co
   const Eigen::Index n = d.size();
   reserve(static_cast<int>(n));
   out.lambda = lambda_tableau.cwiseMax(0.0);
-  double best = lcp_residual(M, d, out.lambda);
+  double best = residual_of_finite(M, d, out.lambda);  // (M checked by the solver)
 
   // λ_J = D_J x from (D M D)_JJ x = −(D d)_J.
   const int k = static_cast<int>(J.size());
@@ -557,7 +589,7 @@ bool BasisPolish::finish(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<co
       const int i = J[static_cast<std::size_t>(r)];
       cand(i) = std::max(D(i) * b(r), 0.0);
     }
-    const double res = lcp_residual(M, d, cand);
+    const double res = residual_of_finite(M, d, cand);
     if (res <= best || std::isnan(best)) {
       best = res;
       out.lambda = cand;
