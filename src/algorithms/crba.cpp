@@ -614,12 +614,7 @@ PLUME_FLATTEN void crba_passes(const Model& model, Data& data, const VecRef& q) 
   // their own: the pass below then makes no calls (a call spills every live
   // vector register).
   double* sc = data.qsc.data();
-  for (int i = 1; i < nb; ++i) {
-    const Joint& j = joint[i];
-    if (j.kind == JointKind::RevoluteX || j.kind == JointKind::RevoluteY || j.kind == JointKind::RevoluteZ) {
-      detail::sin_cos(q[j.q_index], sc[2 * i], sc[2 * i + 1]);
-    }
-  }
+  detail::revolute_sin_cos(model, q.data(), sc);
   // Forward: Xup, X0 (the placements, for the library's callers that read
   // them next; Placements only), and Ic = the body's inertia.
   for (int i = 1; i < nb; ++i) {
