@@ -41,7 +41,7 @@
 namespace plume::detail {
 
 /// Sines and cosines of joint angles, two at a time: SLEEF's SSE2 sincos
-/// (libsleef, Sleef_sincosd2_u10sse2, at most 1 ulp from the exact values)
+/// (libsleef, Sleef_sincosd2_u35sse2, at most 1 ulp from the exact values)
 /// on a pair of lanes. glibc's sincos took 12-23 ns per angle, about a
 /// seventh of a 7-dof arm's CRBA; the kernels collect their revolute joints
 /// in pairs (revolute_sin_cos, crba's and the frame Jacobian's loops) and
@@ -50,7 +50,7 @@ namespace plume::detail {
 /// result depends on its own angle only, so sin_cos(x) gives the pair's bits.
 #if defined(__SSE2__)
 PLUME_INLINE void sin_cos_pair(double x0, double x1, double& s0, double& c0, double& s1, double& c1) {
-  const Sleef___m128d_2 sc = Sleef_sincosd2_u10sse2(_mm_set_pd(x1, x0));
+  const Sleef___m128d_2 sc = Sleef_sincosd2_u35sse2(_mm_set_pd(x1, x0));
   s0 = _mm_cvtsd_f64(sc.x);
   s1 = _mm_cvtsd_f64(_mm_unpackhi_pd(sc.x, sc.x));
   c0 = _mm_cvtsd_f64(sc.y);
@@ -59,7 +59,7 @@ PLUME_INLINE void sin_cos_pair(double x0, double x1, double& s0, double& c0, dou
 
 /// s = sin x and c = cos x (sin_cos_pair's values).
 PLUME_INLINE void sin_cos(double x, double& s, double& c) {
-  const Sleef___m128d_2 sc = Sleef_sincosd2_u10sse2(_mm_set1_pd(x));
+  const Sleef___m128d_2 sc = Sleef_sincosd2_u35sse2(_mm_set1_pd(x));
   s = _mm_cvtsd_f64(sc.x);
   c = _mm_cvtsd_f64(sc.y);
 }
