@@ -41,13 +41,14 @@
 namespace plume::detail {
 
 /// Sines and cosines of joint angles, two at a time: SLEEF's SSE2 sincos
-/// (libsleef, Sleef_sincosd2_u35sse2, at most 1 ulp from the exact values)
-/// on a pair of lanes. glibc's sincos took 12-23 ns per angle, about a
-/// seventh of a 7-dof arm's CRBA; the kernels collect their revolute joints
-/// in pairs (revolute_sin_cos, crba's and the frame Jacobian's loops) and
-/// make one call per pair. The SSE2 variant is named, not SLEEF's dispatcher,
-/// so the bits do not depend on the CPU the program runs on. Each lane's
-/// result depends on its own angle only, so sin_cos(x) gives the pair's bits.
+/// (libsleef, Sleef_sincosd2_u35sse2, at most 3.5 ulp from the exact values;
+/// its 1-ulp variant was no faster than glibc) on a pair of lanes. glibc's
+/// sincos took 12-23 ns per angle, about a seventh of a 7-dof arm's CRBA; the
+/// kernels collect their revolute joints in pairs (revolute_sin_cos, crba's
+/// and the frame Jacobian's loops) and make one call per pair. The SSE2
+/// variant is named, not SLEEF's dispatcher, so the bits do not depend on the
+/// CPU the program runs on. Each lane's result depends on its own angle only,
+/// so sin_cos(x) gives the pair's bits.
 #if defined(__SSE2__)
 PLUME_INLINE void sin_cos_pair(double x0, double x1, double& s0, double& c0, double& s1, double& c1) {
   const Sleef___m128d_2 sc = Sleef_sincosd2_u35sse2(_mm_set_pd(x1, x0));
@@ -65,7 +66,7 @@ PLUME_INLINE void sin_cos(double x, double& s, double& c) {
 }
 #else
 PLUME_INLINE void sin_cos(double x, double& s, double& c) {
-  const Sleef_double2 sc = Sleef_sincos_u10(x);
+  const Sleef_double2 sc = Sleef_sincos_u35(x);
   s = sc.x;
   c = sc.y;
 }
