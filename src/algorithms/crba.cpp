@@ -202,49 +202,62 @@ PLUME_INLINE void with_rotation(const Joint& j, const Mat3& E, Fn&& fn) {
 /// Ic_λ += Xᵀ Ic X for any transform X = (E, r): the same formula as
 /// add_plane_transformed with a full rotation (Eᵀ Ī E as Eᵀ (Ī E), one
 /// triangle), on scalars; R reads E (FullRotation, PermutedRotation).
+/// The translation's terms first, then Eᵀ Ī E one column of Ī E at a time,
+/// each entry of Ī_λ written as soon as it is known: at most a column of
+/// Ī E, the six translation terms and the diagonal's share stay live (with
+/// the 3×3 Ī E held whole, GCC spilled a third of the update to the stack).
 template <class Rot>
 PLUME_INLINE void add_transformed(const RigidInertia& Y, const Rot& R, const Vec3& r, RigidInertia& P) {
   const Mat3& I = Y.Ibar();
   const Vec3& h = Y.h();
   const double m = Y.mass();
-  // T[c][k] = (Ī E)(k, c)
-  const double T[3][3] = {{R.template col<0>(I(0, 0), I(0, 1), I(0, 2)), R.template col<0>(I(1, 0), I(1, 1), I(1, 2)),
-                           R.template col<0>(I(2, 0), I(2, 1), I(2, 2))},
-                          {R.template col<1>(I(0, 0), I(0, 1), I(0, 2)), R.template col<1>(I(1, 0), I(1, 1), I(1, 2)),
-                           R.template col<1>(I(2, 0), I(2, 1), I(2, 2))},
-                          {R.template col<2>(I(0, 0), I(0, 1), I(0, 2)), R.template col<2>(I(1, 0), I(1, 1), I(1, 2)),
-                           R.template col<2>(I(2, 0), I(2, 1), I(2, 2))}};
-  const double hr[3] = {R.template col<0>(h[0], h[1], h[2]), R.template col<1>(h[0], h[1], h[2]),
-                        R.template col<2>(h[0], h[1], h[2])};
-  double hA[3];
-  for (int c = 0; c < 3; ++c) hA[c] = hr[c] + m * r[c];
-  const double diag = ((r[0] * hr[0] + r[1] * hr[1]) + r[2] * hr[2]) + ((r[0] * hA[0] + r[1] * hA[1]) + r[2] * hA[2]);
-  // R(a, b) = (Eᵀ Ī E)(a, b) = Σ_k E(k, a) T[b][k], upper triangle.
-  const double R00 = R.template col<0>(T[0][0], T[0][1], T[0][2]);
-  const double R01 = R.template col<0>(T[1][0], T[1][1], T[1][2]);
-  const double R11 = R.template col<1>(T[1][0], T[1][1], T[1][2]);
-  const double R02 = R.template col<0>(T[2][0], T[2][1], T[2][2]);
-  const double R12 = R.template col<1>(T[2][0], T[2][1], T[2][2]);
-  const double R22 = R.template col<2>(T[2][0], T[2][1], T[2][2]);
-  Mat3& Ip = P.Ibar();
-  const double x00 = (R00 - (hr[0] * r[0] + r[0] * hA[0])) + diag;
-  const double x01 = (R01 - (hr[0] * r[1] + r[0] * hA[1])) + 0.0;
-  const double x11 = (R11 - (hr[1] * r[1] + r[1] * hA[1])) + diag;
-  const double x02 = (R02 - (hr[0] * r[2] + r[0] * hA[2])) + 0.0;
-  const double x12 = (R12 - (hr[1] * r[2] + r[1] * hA[2])) + 0.0;
-  const double x22 = (R22 - (hr[2] * r[2] + r[2] * hA[2])) + diag;
-  Ip(0, 0) += x00;
-  Ip(0, 1) += x01;
-  Ip(1, 0) += x01;
-  Ip(1, 1) += x11;
-  Ip(0, 2) += x02;
-  Ip(2, 0) += x02;
-  Ip(1, 2) += x12;
-  Ip(2, 1) += x12;
-  Ip(2, 2) += x22;
+  const double r0 = r[0], r1 = r[1], r2 = r[2];
+  const double hr0 = R.template col<0>(h[0], h[1], h[2]);
+  const double hr1 = R.template col<1>(h[0], h[1], h[2]);
+  const double hr2 = R.template col<2>(h[0], h[1], h[2]);
+  const double hA0 = hr0 + m * r0, hA1 = hr1 + m * r1, hA2 = hr2 + m * r2;
+  const double diag = ((r0 * hr0 + r1 * hr1) + r2 * hr2) + ((r0 * hA0 + r1 * hA1) + r2 * hA2);
+  // −(hr rᵀ + r hAᵀ), upper triangle.
+  const double t00 = hr0 * r0 + r0 * hA0;
+  const double t01 = hr0 * r1 + r0 * hA1;
+  const double t11 = hr1 * r1 + r1 * hA1;
+  const double t02 = hr0 * r2 + r0 * hA2;
+  const double t12 = hr1 * r2 + r1 * hA2;
+  const double t22 = hr2 * r2 + r2 * hA2;
   P.mass() += m;
   Vec3& hp = P.h();
-  for (int k = 0; k < 3; ++k) hp[k] += hA[k];
+  hp[0] += hA0;
+  hp[1] += hA1;
+  hp[2] += hA2;
+  Mat3& Ip = P.Ibar();
+  // (Eᵀ Ī E)(a, b) = Σ_k E(k, a) (Ī E)(k, b), column b of Ī E at a time.
+  {
+    const double T0 = R.template col<0>(I(0, 0), I(0, 1), I(0, 2));
+    const double T1 = R.template col<0>(I(1, 0), I(1, 1), I(1, 2));
+    const double T2 = R.template col<0>(I(2, 0), I(2, 1), I(2, 2));
+    Ip(0, 0) += (R.template col<0>(T0, T1, T2) - t00) + diag;
+  }
+  {
+    const double T0 = R.template col<1>(I(0, 0), I(0, 1), I(0, 2));
+    const double T1 = R.template col<1>(I(1, 0), I(1, 1), I(1, 2));
+    const double T2 = R.template col<1>(I(2, 0), I(2, 1), I(2, 2));
+    const double x01 = (R.template col<0>(T0, T1, T2) - t01) + 0.0;
+    Ip(0, 1) += x01;
+    Ip(1, 0) += x01;
+    Ip(1, 1) += (R.template col<1>(T0, T1, T2) - t11) + diag;
+  }
+  {
+    const double T0 = R.template col<2>(I(0, 0), I(0, 1), I(0, 2));
+    const double T1 = R.template col<2>(I(1, 0), I(1, 1), I(1, 2));
+    const double T2 = R.template col<2>(I(2, 0), I(2, 1), I(2, 2));
+    const double x02 = (R.template col<0>(T0, T1, T2) - t02) + 0.0;
+    const double x12 = (R.template col<1>(T0, T1, T2) - t12) + 0.0;
+    Ip(0, 2) += x02;
+    Ip(2, 0) += x02;
+    Ip(1, 2) += x12;
+    Ip(2, 1) += x12;
+    Ip(2, 2) += (R.template col<2>(T0, T1, T2) - t22) + diag;
+  }
 }
 
 /// Ic_λ += Xᵀ Ic X for a translation X = (1, r): add_transformed with E = 1
