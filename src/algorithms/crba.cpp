@@ -199,13 +199,15 @@ PLUME_INLINE void with_rotation(const Joint& j, const Mat3& E, Fn&& fn) {
   fn(FullRotation{E});
 }
 
-/// Ic_λ += Xᵀ Ic X for any transform X = (E, r): the same formula as
-/// add_plane_transformed with a full rotation (Eᵀ Ī E as Eᵀ (Ī E), one
-/// triangle), on scalars; R reads E (FullRotation, PermutedRotation).
-/// The translation's terms first, then Eᵀ Ī E one column of Ī E at a time,
-/// each entry of Ī_λ written as soon as it is known: at most a column of
-/// Ī E, the six translation terms and the diagonal's share stay live (with
-/// the 3×3 Ī E held whole, GCC spilled a third of the update to the stack).
+/// Ic_λ += Xᵀ Ic X for any transform X = (E, r), R reading E
+/// (FullRotation, PermutedRotation): with hr = Eᵀ h, hA = hr + m r and
+/// w = hr + hA, h_λ += hA and Ī_λ += Eᵀ Ī E + (r·w) 1 − (w rᵀ + r wᵀ)/2
+/// (add_plane_transformed's −hr rᵀ − r hAᵀ written as the symmetric form it
+/// is: 15 products for the translation instead of 21), one triangle computed
+/// and mirrored. The translation's terms first, then Eᵀ Ī E one column of
+/// Ī E at a time, each entry of Ī_λ written as soon as it is known: at most a
+/// column of Ī E and the six translation terms stay live (with the 3×3 Ī E
+/// held whole, GCC spilled a third of the update to the stack).
 template <class Rot>
 PLUME_INLINE void add_transformed(const RigidInertia& Y, const Rot& R, const Vec3& r, RigidInertia& P) {
   const Mat3& I = Y.Ibar();
@@ -216,47 +218,47 @@ PLUME_INLINE void add_transformed(const RigidInertia& Y, const Rot& R, const Vec
   const double hr1 = R.template col<1>(h[0], h[1], h[2]);
   const double hr2 = R.template col<2>(h[0], h[1], h[2]);
   const double hA0 = hr0 + m * r0, hA1 = hr1 + m * r1, hA2 = hr2 + m * r2;
-  const double diag = ((r0 * hr0 + r1 * hr1) + r2 * hr2) + ((r0 * hA0 + r1 * hA1) + r2 * hA2);
-  // −(hr rᵀ + r hAᵀ), upper triangle.
-  const double t00 = hr0 * r0 + r0 * hA0;
-  const double t01 = hr0 * r1 + r0 * hA1;
-  const double t11 = hr1 * r1 + r1 * hA1;
-  const double t02 = hr0 * r2 + r0 * hA2;
-  const double t12 = hr1 * r2 + r1 * hA2;
-  const double t22 = hr2 * r2 + r2 * hA2;
   P.mass() += m;
   Vec3& hp = P.h();
   hp[0] += hA0;
   hp[1] += hA1;
   hp[2] += hA2;
+  const double w0 = hr0 + hA0, w1 = hr1 + hA1, w2 = hr2 + hA2;
+  // Diagonal: r·w − r_a w_a; off the diagonal: −(u_a r_b + r_a u_b), u = w/2.
+  const double p0 = r0 * w0, p1 = r1 * w1, p2 = r2 * w2;
+  const double d0 = p1 + p2, d1 = p0 + p2, d2 = p0 + p1;
+  const double u0 = 0.5 * w0, u1 = 0.5 * w1, u2 = 0.5 * w2;
+  const double o01 = u0 * r1 + r0 * u1;
+  const double o02 = u0 * r2 + r0 * u2;
+  const double o12 = u1 * r2 + r1 * u2;
   Mat3& Ip = P.Ibar();
   // (Eᵀ Ī E)(a, b) = Σ_k E(k, a) (Ī E)(k, b), column b of Ī E at a time.
   {
     const double T0 = R.template col<0>(I(0, 0), I(0, 1), I(0, 2));
     const double T1 = R.template col<0>(I(1, 0), I(1, 1), I(1, 2));
     const double T2 = R.template col<0>(I(2, 0), I(2, 1), I(2, 2));
-    Ip(0, 0) += (R.template col<0>(T0, T1, T2) - t00) + diag;
+    Ip(0, 0) += R.template col<0>(T0, T1, T2) + d0;
   }
   {
     const double T0 = R.template col<1>(I(0, 0), I(0, 1), I(0, 2));
     const double T1 = R.template col<1>(I(1, 0), I(1, 1), I(1, 2));
     const double T2 = R.template col<1>(I(2, 0), I(2, 1), I(2, 2));
-    const double x01 = (R.template col<0>(T0, T1, T2) - t01) + 0.0;
+    const double x01 = R.template col<0>(T0, T1, T2) - o01;
     Ip(0, 1) += x01;
     Ip(1, 0) += x01;
-    Ip(1, 1) += (R.template col<1>(T0, T1, T2) - t11) + diag;
+    Ip(1, 1) += R.template col<1>(T0, T1, T2) + d1;
   }
   {
     const double T0 = R.template col<2>(I(0, 0), I(0, 1), I(0, 2));
     const double T1 = R.template col<2>(I(1, 0), I(1, 1), I(1, 2));
     const double T2 = R.template col<2>(I(2, 0), I(2, 1), I(2, 2));
-    const double x02 = (R.template col<0>(T0, T1, T2) - t02) + 0.0;
-    const double x12 = (R.template col<1>(T0, T1, T2) - t12) + 0.0;
+    const double x02 = R.template col<0>(T0, T1, T2) - o02;
+    const double x12 = R.template col<1>(T0, T1, T2) - o12;
     Ip(0, 2) += x02;
     Ip(2, 0) += x02;
     Ip(1, 2) += x12;
     Ip(2, 1) += x12;
-    Ip(2, 2) += (R.template col<2>(T0, T1, T2) - t22) + diag;
+    Ip(2, 2) += R.template col<2>(T0, T1, T2) + d2;
   }
 }
 
