@@ -701,7 +701,24 @@ PLUME_FLATTEN void crba_passes(const Model& model, Data& data, const VecRef& q) 
         double f[6];
         own_column(j, Y, S, v0, v0, H, nv, f);
         double* Fk = F + v0;
-        for (int m = 0; m < 6; ++m) Fk[m * nv] = f[m];
+        if (e > v1) project_columns(j, S, F, H, nv, v1 + 1, e);
+        if (p == 0) {
+          for (int m = 0; m < 6; ++m) Fk[m * nv] = f[m];
+          continue;
+        }
+        // An odd number of columns: the joint's own moves up alone, from the
+        // registers it was computed in, and the rest in pairs (instead of
+        // through F and back for columns_up's single-column pass).
+        const bool alone = (e - v0) % 2 == 0;
+        const Transform& X = Xup[i];
+        with_up_rotation(j, X.E(), [&](const auto& R) PLUME_LAMBDA_INLINE {
+          const double r[3] = {X.r()[0], X.r()[1], X.r()[2]};
+          if (alone) force_up_by(R, r, f);
+          for (int m = 0; m < 6; ++m) Fk[m * nv] = f[m];
+          columns_up(R, X.r(), F, nv, alone ? v0 + 1 : v0, e);
+        });
+        add_to_parent(j, Y, X, data.Ic, p);
+        continue;
       } else {
         for (int k = v0; k <= v1; ++k) {
           double f[6];
