@@ -85,7 +85,8 @@ PLUME_INLINE void plane_position(const Transform& Xtree, double s, double c, Tra
 /// (RBDA Table 2.5 with −a× b× = (a·b) 1 − b aᵀ), one triangle computed and
 /// mirrored, so Ī_λ stays exactly symmetric.
 template <int A>
-PLUME_INLINE void add_plane_transformed(const RigidInertia& Y, const Transform& X, RigidInertia& P) {
+PLUME_INLINE void add_plane_transformed(const RigidInertia& Y, const Transform& X, const RigidInertia& B,
+                                        RigidInertia& P) {
   // Named scalars throughout (no small arrays: GCC kept those on the stack
   // and read them back in wider loads than it wrote them).
   constexpr int i1 = (A + 1) % 3;
@@ -118,20 +119,22 @@ PLUME_INLINE void add_plane_transformed(const RigidInertia& Y, const Transform& 
   const double xA2 = RA2 - (hrA * r2 + rA * hA2);
   const double x12 = R12 - (hr1 * r2 + r1 * hA2);
   Mat3& Ip = P.Ibar();
-  Ip(A, A) += xAA;
-  Ip(i1, i1) += x11;
-  Ip(i2, i2) += x22;
-  Ip(A, i1) += xA1;
-  Ip(i1, A) += xA1;
-  Ip(A, i2) += xA2;
-  Ip(i2, A) += xA2;
-  Ip(i1, i2) += x12;
-  Ip(i2, i1) += x12;
-  P.mass() += m;
+  const Mat3& Ib = B.Ibar();
+  Ip(A, A) = Ib(A, A) + xAA;
+  Ip(i1, i1) = Ib(i1, i1) + x11;
+  Ip(i2, i2) = Ib(i2, i2) + x22;
+  Ip(A, i1) = Ib(A, i1) + xA1;
+  Ip(i1, A) = Ib(i1, A) + xA1;
+  Ip(A, i2) = Ib(A, i2) + xA2;
+  Ip(i2, A) = Ib(i2, A) + xA2;
+  Ip(i1, i2) = Ib(i1, i2) + x12;
+  Ip(i2, i1) = Ib(i2, i1) + x12;
+  P.mass() = B.mass() + m;
   Vec3& hp = P.h();
-  hp[A] += hAA;
-  hp[i1] += hA1;
-  hp[i2] += hA2;
+  const Vec3& hb = B.h();
+  hp[A] = hb[A] + hAA;
+  hp[i1] = hb[i1] + hA1;
+  hp[i2] = hb[i2] + hA2;
 }
 
 /// Xup's rotation E as add_transformed and force_up read it: col<c>(x) =
@@ -199,57 +202,75 @@ PLUME_INLINE void with_rotation(const Joint& j, const Mat3& E, Fn&& fn) {
   fn(FullRotation{E});
 }
 
-/// Ic_λ += Xᵀ Ic X for any transform X = (E, r): the same formula as
-/// add_plane_transformed with a full rotation (Eᵀ Ī E as Eᵀ (Ī E), one
-/// triangle), on scalars; R reads E (FullRotation, PermutedRotation).
+/// Ic_λ += Xᵀ Ic X for any transform X = (E, r), R reading E
+/// (FullRotation, PermutedRotation): with hr = Eᵀ h, hA = hr + m r and
+/// w = hr + hA, h_λ += hA and Ī_λ += Eᵀ Ī E + (r·w) 1 − (w rᵀ + r wᵀ)/2
+/// (add_plane_transformed's −hr rᵀ − r hAᵀ written as the symmetric form it
+/// is: 15 products for the translation instead of 21), one triangle computed
+/// and mirrored. The translation's terms first, then Eᵀ Ī E one column of
+/// Ī E at a time, each entry of Ī_λ written as soon as it is known: at most a
+/// column of Ī E and the six translation terms stay live (with the 3×3 Ī E
+/// held whole, GCC spilled a third of the update to the stack).
 template <class Rot>
-PLUME_INLINE void add_transformed(const RigidInertia& Y, const Rot& R, const Vec3& r, RigidInertia& P) {
+PLUME_INLINE void add_transformed(const RigidInertia& Y, const Rot& R, const Vec3& r, const RigidInertia& B,
+                                  RigidInertia& P) {
   const Mat3& I = Y.Ibar();
   const Vec3& h = Y.h();
   const double m = Y.mass();
-  // T[c][k] = (Ī E)(k, c)
-  const double T[3][3] = {{R.template col<0>(I(0, 0), I(0, 1), I(0, 2)), R.template col<0>(I(1, 0), I(1, 1), I(1, 2)),
-                           R.template col<0>(I(2, 0), I(2, 1), I(2, 2))},
-                          {R.template col<1>(I(0, 0), I(0, 1), I(0, 2)), R.template col<1>(I(1, 0), I(1, 1), I(1, 2)),
-                           R.template col<1>(I(2, 0), I(2, 1), I(2, 2))},
-                          {R.template col<2>(I(0, 0), I(0, 1), I(0, 2)), R.template col<2>(I(1, 0), I(1, 1), I(1, 2)),
-                           R.template col<2>(I(2, 0), I(2, 1), I(2, 2))}};
-  const double hr[3] = {R.template col<0>(h[0], h[1], h[2]), R.template col<1>(h[0], h[1], h[2]),
-                        R.template col<2>(h[0], h[1], h[2])};
-  double hA[3];
-  for (int c = 0; c < 3; ++c) hA[c] = hr[c] + m * r[c];
-  const double diag = ((r[0] * hr[0] + r[1] * hr[1]) + r[2] * hr[2]) + ((r[0] * hA[0] + r[1] * hA[1]) + r[2] * hA[2]);
-  // R(a, b) = (Eᵀ Ī E)(a, b) = Σ_k E(k, a) T[b][k], upper triangle.
-  const double R00 = R.template col<0>(T[0][0], T[0][1], T[0][2]);
-  const double R01 = R.template col<0>(T[1][0], T[1][1], T[1][2]);
-  const double R11 = R.template col<1>(T[1][0], T[1][1], T[1][2]);
-  const double R02 = R.template col<0>(T[2][0], T[2][1], T[2][2]);
-  const double R12 = R.template col<1>(T[2][0], T[2][1], T[2][2]);
-  const double R22 = R.template col<2>(T[2][0], T[2][1], T[2][2]);
-  Mat3& Ip = P.Ibar();
-  const double x00 = (R00 - (hr[0] * r[0] + r[0] * hA[0])) + diag;
-  const double x01 = (R01 - (hr[0] * r[1] + r[0] * hA[1])) + 0.0;
-  const double x11 = (R11 - (hr[1] * r[1] + r[1] * hA[1])) + diag;
-  const double x02 = (R02 - (hr[0] * r[2] + r[0] * hA[2])) + 0.0;
-  const double x12 = (R12 - (hr[1] * r[2] + r[1] * hA[2])) + 0.0;
-  const double x22 = (R22 - (hr[2] * r[2] + r[2] * hA[2])) + diag;
-  Ip(0, 0) += x00;
-  Ip(0, 1) += x01;
-  Ip(1, 0) += x01;
-  Ip(1, 1) += x11;
-  Ip(0, 2) += x02;
-  Ip(2, 0) += x02;
-  Ip(1, 2) += x12;
-  Ip(2, 1) += x12;
-  Ip(2, 2) += x22;
-  P.mass() += m;
+  const double r0 = r[0], r1 = r[1], r2 = r[2];
+  const double hr0 = R.template col<0>(h[0], h[1], h[2]);
+  const double hr1 = R.template col<1>(h[0], h[1], h[2]);
+  const double hr2 = R.template col<2>(h[0], h[1], h[2]);
+  const double hA0 = hr0 + m * r0, hA1 = hr1 + m * r1, hA2 = hr2 + m * r2;
+  P.mass() = B.mass() + m;
   Vec3& hp = P.h();
-  for (int k = 0; k < 3; ++k) hp[k] += hA[k];
+  const Vec3& hb = B.h();
+  hp[0] = hb[0] + hA0;
+  hp[1] = hb[1] + hA1;
+  hp[2] = hb[2] + hA2;
+  const double w0 = hr0 + hA0, w1 = hr1 + hA1, w2 = hr2 + hA2;
+  // Diagonal: r·w − r_a w_a; off the diagonal: −(u_a r_b + r_a u_b), u = w/2.
+  const double p0 = r0 * w0, p1 = r1 * w1, p2 = r2 * w2;
+  const double d0 = p1 + p2, d1 = p0 + p2, d2 = p0 + p1;
+  const double u0 = 0.5 * w0, u1 = 0.5 * w1, u2 = 0.5 * w2;
+  const double o01 = u0 * r1 + r0 * u1;
+  const double o02 = u0 * r2 + r0 * u2;
+  const double o12 = u1 * r2 + r1 * u2;
+  Mat3& Ip = P.Ibar();
+  const Mat3& Ib = B.Ibar();
+  // (Eᵀ Ī E)(a, b) = Σ_k E(k, a) (Ī E)(k, b), column b of Ī E at a time.
+  {
+    const double T0 = R.template col<0>(I(0, 0), I(0, 1), I(0, 2));
+    const double T1 = R.template col<0>(I(1, 0), I(1, 1), I(1, 2));
+    const double T2 = R.template col<0>(I(2, 0), I(2, 1), I(2, 2));
+    Ip(0, 0) = Ib(0, 0) + (R.template col<0>(T0, T1, T2) + d0);
+  }
+  {
+    const double T0 = R.template col<1>(I(0, 0), I(0, 1), I(0, 2));
+    const double T1 = R.template col<1>(I(1, 0), I(1, 1), I(1, 2));
+    const double T2 = R.template col<1>(I(2, 0), I(2, 1), I(2, 2));
+    const double x01 = R.template col<0>(T0, T1, T2) - o01;
+    Ip(0, 1) = Ib(0, 1) + x01;
+    Ip(1, 0) = Ib(1, 0) + x01;
+    Ip(1, 1) = Ib(1, 1) + (R.template col<1>(T0, T1, T2) + d1);
+  }
+  {
+    const double T0 = R.template col<2>(I(0, 0), I(0, 1), I(0, 2));
+    const double T1 = R.template col<2>(I(1, 0), I(1, 1), I(1, 2));
+    const double T2 = R.template col<2>(I(2, 0), I(2, 1), I(2, 2));
+    const double x02 = R.template col<0>(T0, T1, T2) - o02;
+    const double x12 = R.template col<1>(T0, T1, T2) - o12;
+    Ip(0, 2) = Ib(0, 2) + x02;
+    Ip(2, 0) = Ib(2, 0) + x02;
+    Ip(1, 2) = Ib(1, 2) + x12;
+    Ip(2, 1) = Ib(2, 1) + x12;
+    Ip(2, 2) = Ib(2, 2) + (R.template col<2>(T0, T1, T2) + d2);
+  }
 }
 
 /// Ic_λ += Xᵀ Ic X for a translation X = (1, r): add_transformed with E = 1
 /// (h_λ += h + m r, Ī_λ += Ī + (r·h + r·hA) 1 − h rᵀ − r hAᵀ).
-PLUME_INLINE void add_translated(const RigidInertia& Y, const Vec3& r, RigidInertia& P) {
+PLUME_INLINE void add_translated(const RigidInertia& Y, const Vec3& r, const RigidInertia& B, RigidInertia& P) {
   const Mat3& I = Y.Ibar();
   const Vec3& h = Y.h();
   const double m = Y.mass();
@@ -262,20 +283,22 @@ PLUME_INLINE void add_translated(const RigidInertia& Y, const Vec3& r, RigidIner
   const double x02 = I(0, 2) - (h[0] * r[2] + r[0] * hA2);
   const double x12 = I(1, 2) - (h[1] * r[2] + r[1] * hA2);
   Mat3& Ip = P.Ibar();
-  Ip(0, 0) += x00;
-  Ip(1, 1) += x11;
-  Ip(2, 2) += x22;
-  Ip(0, 1) += x01;
-  Ip(1, 0) += x01;
-  Ip(0, 2) += x02;
-  Ip(2, 0) += x02;
-  Ip(1, 2) += x12;
-  Ip(2, 1) += x12;
-  P.mass() += m;
+  const Mat3& Ib = B.Ibar();
+  Ip(0, 0) = Ib(0, 0) + x00;
+  Ip(1, 1) = Ib(1, 1) + x11;
+  Ip(2, 2) = Ib(2, 2) + x22;
+  Ip(0, 1) = Ib(0, 1) + x01;
+  Ip(1, 0) = Ib(1, 0) + x01;
+  Ip(0, 2) = Ib(0, 2) + x02;
+  Ip(2, 0) = Ib(2, 0) + x02;
+  Ip(1, 2) = Ib(1, 2) + x12;
+  Ip(2, 1) = Ib(2, 1) + x12;
+  P.mass() = B.mass() + m;
   Vec3& hp = P.h();
-  hp[0] += hA0;
-  hp[1] += hA1;
-  hp[2] += hA2;
+  const Vec3& hb = B.h();
+  hp[0] = hb[0] + hA0;
+  hp[1] = hb[1] + hA1;
+  hp[2] = hb[2] + hA2;
 }
 
 /// f ← Xᵀ f for a translation X = (1, r): [n + r × l; l].
@@ -584,19 +607,20 @@ PLUME_INLINE void own_column(const Joint& j, const RigidInertia& Y, const double
   }
 }
 
-// Ic[p] += X_upᵀ Ic_i X_up, by the cheapest form the joint allows.
-PLUME_INLINE void add_to_parent(const Joint& j, const RigidInertia& Y, const Transform& X,
+// Ic[p] = B + X_upᵀ Ic_i X_up (B: Ic[p] itself, or body p's own inertia when
+// Ic[p] has not been written yet), by the cheapest form the joint allows.
+PLUME_INLINE void add_to_parent(const Joint& j, const RigidInertia& Y, const Transform& X, const RigidInertia& B,
                                 std::vector<RigidInertia>& Ic, int p) {
   if (is_straight_slider(j)) {
-    add_translated(Y, X.r(), Ic[p]);
+    add_translated(Y, X.r(), B, Ic[p]);
   } else if (is_plane_revolute(j)) {
     switch (j.kind) {
-      case JointKind::RevoluteX: add_plane_transformed<0>(Y, X, Ic[p]); break;
-      case JointKind::RevoluteY: add_plane_transformed<1>(Y, X, Ic[p]); break;
-      default: add_plane_transformed<2>(Y, X, Ic[p]); break;
+      case JointKind::RevoluteX: add_plane_transformed<0>(Y, X, B, Ic[p]); break;
+      case JointKind::RevoluteY: add_plane_transformed<1>(Y, X, B, Ic[p]); break;
+      default: add_plane_transformed<2>(Y, X, B, Ic[p]); break;
     }
   } else {
-    with_rotation(j, X.E(), [&](const auto& R) PLUME_LAMBDA_INLINE { add_transformed(Y, R, X.r(), Ic[p]); });
+    with_rotation(j, X.E(), [&](const auto& R) PLUME_LAMBDA_INLINE { add_transformed(Y, R, X.r(), B, Ic[p]); });
   }
 }
 
@@ -609,17 +633,13 @@ PLUME_FLATTEN void crba_passes(const Model& model, Data& data, const VecRef& q) 
   const Joint* joint = &model.joint(0);
   const Transform* Xtree = &model.Xtree(0);
   Transform* Xup = data.Xup.data();
+  const RigidInertia* inertia = &model.inertia(0);
   [[maybe_unused]] Transform* X0 = data.X0.data();
   // Sines and cosines of the axis-aligned revolute joints first, in a loop of
   // their own: the pass below then makes no calls (a call spills every live
   // vector register).
   double* sc = data.qsc.data();
-  for (int i = 1; i < nb; ++i) {
-    const Joint& j = joint[i];
-    if (j.kind == JointKind::RevoluteX || j.kind == JointKind::RevoluteY || j.kind == JointKind::RevoluteZ) {
-      detail::sin_cos(q[j.q_index], sc[2 * i], sc[2 * i + 1]);
-    }
-  }
+  detail::revolute_sin_cos(model, q.data(), sc);
   // Forward: Xup, X0 (the placements, for the library's callers that read
   // them next; Placements only), and Ic = the body's inertia.
   for (int i = 1; i < nb; ++i) {
@@ -659,7 +679,10 @@ PLUME_FLATTEN void crba_passes(const Model& model, Data& data, const VecRef& q) 
         }
       }
     });
-    data.Ic[i] = (&model.inertia(0))[i];
+    // Ic = the body's inertia here only without the depth-first numbering;
+    // with it, the backward pass writes Ic[i] = inertia + the first child's
+    // share at once (a leaf's is copied there).
+    if (!model.dofs_depth_first()) data.Ic[i] = inertia[i];
   }
   // Backward.
   const int nv = model.nv();
@@ -680,6 +703,12 @@ PLUME_FLATTEN void crba_passes(const Model& model, Data& data, const VecRef& q) 
       const int v0 = j.v_index;
       const int v1 = v0 + j.nv - 1;
       const int e = model.dof_subtree_end(v0);
+      if (e == v1) data.Ic[i] = inertia[i];  // a leaf
+      // Ic[p] is written first by p's child with the highest index, the one
+      // whose subtree ends where p's does: the base is p's own inertia then.
+      auto parent_base = [&]() PLUME_LAMBDA_INLINE -> const RigidInertia& {
+        return model.dof_subtree_end(joint[p].v_index) == e ? inertia[p] : data.Ic[p];
+      };
       if (j.kind == JointKind::FreeFlyer && p == 0) {
         root_free_flyer_block(Y, H + v0 * (nv + 1), nv);
         if (e > v1) project_columns(j, S, F, H, nv, v1 + 1, e);
@@ -691,7 +720,24 @@ PLUME_FLATTEN void crba_passes(const Model& model, Data& data, const VecRef& q) 
         double f[6];
         own_column(j, Y, S, v0, v0, H, nv, f);
         double* Fk = F + v0;
-        for (int m = 0; m < 6; ++m) Fk[m * nv] = f[m];
+        if (e > v1) project_columns(j, S, F, H, nv, v1 + 1, e);
+        if (p == 0) {
+          for (int m = 0; m < 6; ++m) Fk[m * nv] = f[m];
+          continue;
+        }
+        // An odd number of columns: the joint's own moves up alone, from the
+        // registers it was computed in, and the rest in pairs (instead of
+        // through F and back for columns_up's single-column pass).
+        const bool alone = (e - v0) % 2 == 0;
+        const Transform& X = Xup[i];
+        with_up_rotation(j, X.E(), [&](const auto& R) PLUME_LAMBDA_INLINE {
+          const double r[3] = {X.r()[0], X.r()[1], X.r()[2]};
+          if (alone) force_up_by(R, r, f);
+          for (int m = 0; m < 6; ++m) Fk[m * nv] = f[m];
+          columns_up(R, X.r(), F, nv, alone ? v0 + 1 : v0, e);
+        });
+        add_to_parent(j, Y, X, parent_base(), data.Ic, p);
+        continue;
       } else {
         for (int k = v0; k <= v1; ++k) {
           double f[6];
@@ -703,7 +749,7 @@ PLUME_FLATTEN void crba_passes(const Model& model, Data& data, const VecRef& q) 
       if (p > 0) {
         const Transform& X = Xup[i];
         with_up_rotation(j, X.E(), [&](const auto& R) PLUME_LAMBDA_INLINE { columns_up(R, X.r(), F, nv, v0, e); });
-        add_to_parent(j, Y, X, data.Ic, p);
+        add_to_parent(j, Y, X, parent_base(), data.Ic, p);
       }
     }
     return;
@@ -726,7 +772,7 @@ PLUME_FLATTEN void crba_passes(const Model& model, Data& data, const VecRef& q) 
         project(joint[a], S, f, H, nv, k);
       }
     }
-    if (p > 0) add_to_parent(j, Y, Xup[i], data.Ic, p);
+    if (p > 0) add_to_parent(j, Y, Xup[i], data.Ic[p], data.Ic, p);
   }
 }
 

@@ -23,6 +23,7 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#include <sleef.h>
 
 #include "plume/data.hpp"
 #include "plume/model.hpp"
@@ -39,18 +40,42 @@
 
 namespace plume::detail {
 
-/// s = sin x and c = cos x in one call. glibc's sincos shares the argument
-/// reduction; GCC turns a sin and a cos of the same angle into it by itself,
-/// clang does not (two libm calls per revolute joint, 16% of the quadruped's
-/// dynamics time in clang's build).
-PLUME_INLINE void sin_cos(double x, double& s, double& c) {
-#if defined(__GLIBC__) && defined(_GNU_SOURCE)
-  ::sincos(x, &s, &c);
-#else
-  s = std::sin(x);
-  c = std::cos(x);
-#endif
+/// Sines and cosines of joint angles, two at a time: SLEEF's SSE2 sincos
+/// (libsleef, Sleef_sincosd2_u35sse2, at most 3.5 ulp from the exact values;
+/// its 1-ulp variant was no faster than glibc) on a pair of lanes. glibc's
+/// sincos took 12-23 ns per angle, about a seventh of a 7-dof arm's CRBA; the
+/// kernels collect their revolute joints in pairs (revolute_sin_cos, crba's
+/// and the frame Jacobian's loops) and make one call per pair. The SSE2
+/// variant is named, not SLEEF's dispatcher, so the bits do not depend on the
+/// CPU the program runs on. Each lane's result depends on its own angle only,
+/// so sin_cos(x) gives the pair's bits.
+#if defined(__SSE2__)
+PLUME_INLINE void sin_cos_pair(double x0, double x1, double& s0, double& c0, double& s1, double& c1) {
+  const Sleef___m128d_2 sc = Sleef_sincosd2_u35sse2(_mm_set_pd(x1, x0));
+  s0 = _mm_cvtsd_f64(sc.x);
+  s1 = _mm_cvtsd_f64(_mm_unpackhi_pd(sc.x, sc.x));
+  c0 = _mm_cvtsd_f64(sc.y);
+  c1 = _mm_cvtsd_f64(_mm_unpackhi_pd(sc.y, sc.y));
 }
+
+/// s = sin x and c = cos x (sin_cos_pair's values).
+PLUME_INLINE void sin_cos(double x, double& s, double& c) {
+  const Sleef___m128d_2 sc = Sleef_sincosd2_u35sse2(_mm_set1_pd(x));
+  s = _mm_cvtsd_f64(sc.x);
+  c = _mm_cvtsd_f64(sc.y);
+}
+#else
+PLUME_INLINE void sin_cos(double x, double& s, double& c) {
+  const Sleef_double2 sc = Sleef_sincos_u35(x);
+  s = sc.x;
+  c = sc.y;
+}
+
+PLUME_INLINE void sin_cos_pair(double x0, double x1, double& s0, double& c0, double& s1, double& c1) {
+  sin_cos(x0, s0, c0);
+  sin_cos(x1, s1, c1);
+}
+#endif
 
 template <int NV>
 using SMap = Eigen::Map<const Eigen::Matrix<double, 6, NV>>;
@@ -485,18 +510,24 @@ PLUME_INLINE bool is_revolute_aligned_kind(JointKind k) {
   return k == JointKind::RevoluteX || k == JointKind::RevoluteY || k == JointKind::RevoluteZ;
 }
 
-/// sc[2i], sc[2i + 1] = sin q, cos q of every axis-aligned revolute joint i
-/// of the bodies from..to−1 in `order` (null: the bodies themselves), in a
-/// loop of their own before a pass: the libm calls then follow one another
-/// and overlap, where inside a pass each waits for the joint before it and
-/// spills every live vector register (glibc's sincos takes about 23 ns in a
-/// chain of calls, 12 ns back to back).
+/// sc[2i], sc[2i + 1] = sin q, cos q of every axis-aligned revolute joint i,
+/// two joints at a time (sin_cos_pair), in a loop of their own before a pass:
+/// the library calls then follow one another, where inside a pass each would
+/// wait for the joint before it and spill every live vector register.
 PLUME_INLINE void revolute_sin_cos(const Model& model, const double* q, double* sc) {
   const Joint* joint = &model.joint(0);
+  int held = 0;  // a revolute body waiting for a second one (sin_cos_pair), or 0
   for (int i = 1; i < model.nbodies(); ++i) {
     const Joint& j = joint[i];
-    if (is_revolute_aligned_kind(j.kind)) sin_cos(q[j.q_index], sc[2 * i], sc[2 * i + 1]);
+    if (!is_revolute_aligned_kind(j.kind)) continue;
+    if (held == 0) {
+      held = i;
+    } else {
+      sin_cos_pair(q[joint[held].q_index], q[j.q_index], sc[2 * held], sc[2 * held + 1], sc[2 * i], sc[2 * i + 1]);
+      held = 0;
+    }
   }
+  if (held != 0) sin_cos(q[joint[held].q_index], sc[2 * held], sc[2 * held + 1]);
 }
 
 /// K::position(j, Xtree, q, Xup, S), with the sine and cosine of an
