@@ -442,6 +442,11 @@ TEST(InputChecks, WrongSizesAndNonFiniteValuesAreNamed) {
   VectorX badv = v;
   badv(4) = std::nan("");
   EXPECT_EQ(message([&] { aba(m, d, q, badv, v); }), "v[4] is nan (must be finite)");
+  // q, v and the third vector share one finiteness test; the first bad one is named.
+  EXPECT_EQ(message([&] { rnea(m, d, q, v, badv); }), "a[4] is nan (must be finite)");
+  EXPECT_EQ(message([&] { aba(m, d, q, v, badv); }), "tau[4] is nan (must be finite)");
+  EXPECT_EQ(message([&] { rnea(m, d, bad, badv, badv); }), "q[9] is inf (must be finite)");
+  EXPECT_EQ(message([&] { bias_forces(m, d, q, badv); }), "v[4] is nan (must be finite)");
   EXPECT_NE(message([&] { frame_jacobian(m, d, q, 999, ReferenceFrame::World); }).find("frame index 999"), std::string::npos);
   // A Data built for another model is refused.
   const Model other = load_model("arm7.urdf", urdf::RootJoint::Fixed);

@@ -8,6 +8,7 @@
 #include "plume/algorithms/energy.hpp"
 #include "plume/algorithms/jacobians.hpp"
 #include "plume/algorithms/kinematics.hpp"
+#include "plume/error.hpp"
 #include "test_utils.hpp"
 
 using namespace plume;
@@ -69,6 +70,23 @@ TEST(Jacobians, WrittenIntoABlockOfALargerMatrix) {
         EXPECT_TRUE((big.bottomRows(2).array() == 7.0).all());
       }
     }
+  }
+}
+
+TEST(Jacobians, AJacobianWithTheWrongNumberOfColumnsIsRefused) {
+  // The checked entry points refuse a J without nv columns, and say so.
+  const Model m = load_model("pendulum.urdf", urdf::RootJoint::Fixed);
+  Data d(m);
+  const VectorX q = random_configuration(m, 3);
+  for (const Eigen::Index cols : {Eigen::Index{0}, Eigen::Index{2}}) {
+    Matrix6X J(6, cols);
+    try {
+      frame_jacobian(m, d, q, 0, ReferenceFrame::LocalWorldAligned, J);
+      ADD_FAILURE() << cols << " columns accepted";
+    } catch (const ArgumentError& e) {
+      EXPECT_EQ(std::string(e.what()), "J is 6x" + std::to_string(cols) + ", expected 6x1 (6 or 3 rows, nv columns)");
+    }
+    EXPECT_THROW(body_jacobian(m, d, q, 1, ReferenceFrame::World, J), ArgumentError);
   }
 }
 

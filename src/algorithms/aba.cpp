@@ -218,17 +218,13 @@ const VectorX& aba(const Model& model, Data& data, const VecRef& q, const VecRef
 }  // namespace unchecked
 
 const VectorX& aba(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& tau) {
-  detail::check_state(model, data, q);
-  detail::check_vector_fast(v, model.nv(), "v");
-  detail::check_vector_fast(tau, model.nv(), "tau");
+  detail::check_state(model, data, q, &v, "v", &tau, "tau");
   return unchecked::aba(model, data, q, v, tau);
 }
 
 const VectorX& aba(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& tau,
                    const std::vector<Force>& fext) {
-  detail::check_state(model, data, q);
-  detail::check_vector_fast(v, model.nv(), "v");
-  detail::check_vector_fast(tau, model.nv(), "tau");
+  detail::check_state(model, data, q, &v, "v", &tau, "tau");
   detail::check_forces(model, fext);
   return unchecked::aba(model, data, q, v, tau, fext);
 }

@@ -13,14 +13,19 @@ namespace plume::detail {
 /// Are the n values at x all finite? x − x is 0 for a finite x and NaN for an
 /// infinity or a NaN, and a NaN stays in a sum: one compare at the end instead
 /// of a test and a branch per value (two sums, so that they overlap).
-PLUME_INLINE bool all_finite(const double* x, Eigen::Index n) {
-  double s0 = 0.0, s1 = 0.0;
+/// add_finite_sums adds to the sums (several vectors, one compare).
+PLUME_INLINE void add_finite_sums(const double* x, Eigen::Index n, double& s0, double& s1) {
   Eigen::Index i = 0;
   for (; i + 1 < n; i += 2) {
     s0 += x[i] - x[i];
     s1 += x[i + 1] - x[i + 1];
   }
   if (i < n) s0 += x[i] - x[i];
+}
+
+PLUME_INLINE bool all_finite(const double* x, Eigen::Index n) {
+  double s0 = 0.0, s1 = 0.0;
+  add_finite_sums(x, n, s0, s1);
   return s0 + s1 == 0.0;
 }
 
@@ -30,17 +35,30 @@ PLUME_INLINE void check_vector_fast(const Eigen::Ref<const VectorX>& x, Eigen::I
   if (__builtin_expect(x.size() != n || !all_finite(x.data(), n), 0)) check_vector(x, n, what);
 }
 
-/// check_data(model, data) and check_configuration(model, q, "q"), with the
-/// passing case inline (per call on a one-body model the out-of-line checks
-/// cost as much as the dynamics): the uid and sizes compared, q's finiteness
-/// as above, and the squared norm of each free-flyer quaternion against a
-/// band slightly inside the 1 ± 1e-6 of check_configuration, whose own test
-/// decides (and composes the message) for anything outside it.
-PLUME_INLINE void check_state(const Model& model, const Data& data, const Eigen::Ref<const VectorX>& q) {
+/// check_data(model, data) and check_configuration(model, q, "q"), then
+/// check_vector(x, nv, what) for up to two joint-space vectors (x2 may be
+/// null), with the passing case inline (per call on a one-body model the
+/// out-of-line checks cost as much as the dynamics): the uid and sizes
+/// compared, the finiteness of q and the vectors as in all_finite with one
+/// compare for all of them, and the squared norm of each free-flyer quaternion
+/// against a band slightly inside the 1 ± 1e-6 of check_configuration. When
+/// anything is outside, the out-of-line checks run in the order above and
+/// decide (and compose the message).
+PLUME_INLINE void check_state(const Model& model, const Data& data, const Eigen::Ref<const VectorX>& q,
+                              const Eigen::Ref<const VectorX>* x1 = nullptr, const char* what1 = nullptr,
+                              const Eigen::Ref<const VectorX>* x2 = nullptr, const char* what2 = nullptr) {
   if (__builtin_expect(data.model_uid != model.uid() || data.nv != model.nv() || data.nbodies != model.nbodies(), 0)) {
     check_data(model, data);
   }
-  bool ok = q.size() == model.nq() && all_finite(q.data(), model.nq());
+  const Eigen::Index nv = model.nv();
+  bool ok = q.size() == model.nq() && (!x1 || x1->size() == nv) && (!x2 || x2->size() == nv);
+  if (ok) {
+    double s0 = 0.0, s1 = 0.0;
+    add_finite_sums(q.data(), model.nq(), s0, s1);
+    if (x1) add_finite_sums(x1->data(), nv, s0, s1);
+    if (x2) add_finite_sums(x2->data(), nv, s0, s1);
+    ok = s0 + s1 == 0.0;
+  }
   if (ok) {
     const double* x = q.data();
     for (const int k : model.quaternion_q_indices()) {
@@ -50,7 +68,11 @@ PLUME_INLINE void check_state(const Model& model, const Data& data, const Eigen:
       ok &= n2 >= 0.999998000002 && n2 <= 1.000001999998;
     }
   }
-  if (__builtin_expect(!ok, 0)) check_configuration(model, q, "q");
+  if (__builtin_expect(!ok, 0)) {
+    check_configuration(model, q, "q");
+    if (x1) check_vector(*x1, nv, what1);
+    if (x2) check_vector(*x2, nv, what2);
+  }
 }
 
 inline void check_forces(const Model& model, const std::vector<Force>& fext) {

@@ -39,7 +39,7 @@ PLUME_FLATTEN void support_kinematics(const Model& model, Data& data, const VecR
 // A column of a joint with world axis w through the body origin r is
 // [w; (r − p) × w]; a free-flyer's six are [Eᵀ 0; (r − p)× Eᵀ Eᵀ].
 PLUME_FLATTEN void fill_jacobian_world_axes(const Model& model, const Data& data, int body, const Vec3& p,
-                                            Eigen::Ref<Matrix6X> J) {
+                                            Eigen::Ref<Matrix6X>& J) {
   J.setZero();
   double* Jd = J.data();
   const Eigen::Index os = J.outerStride();
@@ -207,11 +207,31 @@ PLUME_FLATTEN void point_jacobian(const Model& model, const Data& data, int body
 
 namespace {
 
-void check_columns(const Model& model, Eigen::Index rows, Eigen::Index cols, const char* what) {
-  if (cols != model.nv()) {
-    throw ArgumentError(std::string(what) + " is " + std::to_string(rows) + "x" + std::to_string(cols) + ", expected " +
-                        std::to_string(rows) + "x" + std::to_string(model.nv()) + " (6 or 3 rows, nv columns)");
+[[noreturn]] __attribute__((noinline, cold)) void columns_error(const Model& model, Eigen::Index rows,
+                                                                  Eigen::Index cols, const char* what) {
+  throw ArgumentError(std::string(what) + " is " + std::to_string(rows) + "x" + std::to_string(cols) + ", expected " +
+                      std::to_string(rows) + "x" + std::to_string(model.nv()) + " (6 or 3 rows, nv columns)");
+}
+
+// The passing case inline: one compare; the message is composed out of line.
+PLUME_INLINE void check_columns(const Model& model, Eigen::Index rows, Eigen::Index cols, const char* what) {
+  if (__builtin_expect(cols != model.nv(), 0)) columns_error(model, rows, cols, what);
+}
+
+// frame_jacobian from q (the checked and unchecked entry points share it, so
+// that the checked one does not call the other through a second frame).
+PLUME_INLINE void frame_jacobian_from_q(const Model& model, Data& data, const VecRef& q, int frame,
+                                        ReferenceFrame ref, Eigen::Ref<Matrix6X>& J) {
+  const Frame& f = model.frames()[frame];
+  support_kinematics(model, data, q, f.body);
+  if (ref == ReferenceFrame::Local) {
+    fill_jacobian(model, data, f.body, frame_X0(model, data, frame), ref, J);
+    return;
   }
+  // World axes: only the frame's origin is needed (World: the world origin).
+  const Transform& Xb = data.X0[f.body];
+  const Vec3 p = ref == ReferenceFrame::World ? Vec3::Zero() : Vec3(Xb.r() + Xb.E().transpose() * f.placement.r());
+  fill_jacobian_world_axes(model, data, f.body, p, J);
 }
 
 }  // namespace
@@ -242,16 +262,7 @@ void body_jacobian(const Model& model, Data& data, const VecRef& q, int body, Re
 
 void frame_jacobian(const Model& model, Data& data, const VecRef& q, int frame, ReferenceFrame ref,
                     Eigen::Ref<Matrix6X> J) {
-  const Frame& f = model.frames()[frame];
-  support_kinematics(model, data, q, f.body);
-  if (ref == ReferenceFrame::Local) {
-    fill_jacobian(model, data, f.body, frame_X0(model, data, frame), ref, J);
-    return;
-  }
-  // World axes: only the frame's origin is needed (World: the world origin).
-  const Transform& Xb = data.X0[f.body];
-  const Vec3 p = ref == ReferenceFrame::World ? Vec3::Zero() : Vec3(Xb.r() + Xb.E().transpose() * f.placement.r());
-  fill_jacobian_world_axes(model, data, f.body, p, J);
+  frame_jacobian_from_q(model, data, q, frame, ref, J);
 }
 
 }  // namespace unchecked
@@ -275,7 +286,7 @@ void frame_jacobian(const Model& model, Data& data, const VecRef& q, int frame, 
   detail::check_state(model, data, q);
   detail::check_frame(model, frame);
   check_columns(model, J.rows(), J.cols(), "J");
-  unchecked::frame_jacobian(model, data, q, frame, ref, J);
+  frame_jacobian_from_q(model, data, q, frame, ref, J);
 }
 
 Matrix6X frame_jacobian(const Model& model, Data& data, const VecRef& q, int frame, ReferenceFrame ref) {

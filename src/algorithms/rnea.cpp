@@ -449,24 +449,19 @@ const VectorX& gravity_torques(const Model& model, Data& data, const VecRef& q) 
 }  // namespace unchecked
 
 const VectorX& rnea(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& a) {
-  detail::check_state(model, data, q);
-  detail::check_vector_fast(v, model.nv(), "v");
-  detail::check_vector_fast(a, model.nv(), "a");
+  detail::check_state(model, data, q, &v, "v", &a, "a");
   return unchecked::rnea(model, data, q, v, a);
 }
 
 const VectorX& rnea(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& a,
                     const std::vector<Force>& fext) {
-  detail::check_state(model, data, q);
-  detail::check_vector_fast(v, model.nv(), "v");
-  detail::check_vector_fast(a, model.nv(), "a");
+  detail::check_state(model, data, q, &v, "v", &a, "a");
   detail::check_forces(model, fext);
   return unchecked::rnea(model, data, q, v, a, fext);
 }
 
 const VectorX& bias_forces(const Model& model, Data& data, const VecRef& q, const VecRef& v) {
-  detail::check_state(model, data, q);
-  detail::check_vector_fast(v, model.nv(), "v");
+  detail::check_state(model, data, q, &v, "v");
   return unchecked::bias_forces(model, data, q, v);
 }
 
