@@ -93,55 +93,96 @@ std::vector<Model> test_models() {
 
 TEST(Derivatives, RneaMatchesFiniteDifferencesOnEveryModel) {
   g_worst = g_fd_worst = 0.0;
-  for (const Model& m : test_models()) {
-    Data d(m), dfd(m);
-    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
-      SCOPED_TRACE(m.name() + " seed " + std::to_string(seed));
-      std::mt19937_64 g(seed);
-      const VectorX q = random_configuration(m, seed);
-      const VectorX v = random_vector(g, m.nv(), 2.0);
-      const VectorX a = random_vector(g, m.nv(), 3.0);
-      rnea_derivatives(m, d, q, v, a);
-      const MatrixX Dq = fd_q(m, q, [&](const VectorX& x) { return VectorX(rnea(m, dfd, x, v, a)); });
-      const MatrixX Dv = fd_x(v, [&](const VectorX& x) { return VectorX(rnea(m, dfd, q, x, a)); });
-      EXPECT_LE(fd_error(d.dtau_dq, Dq), 1e-6) << "analytic\n" << d.dtau_dq << "\nfd\n" << Dq;
-      EXPECT_LE(fd_error(d.dtau_dv, Dv), 1e-6) << "analytic\n" << d.dtau_dv << "\nfd\n" << Dv;
-      // ∂τ/∂q̈ = H, and τ itself.
-      EXPECT_LE(rel_error(d.H, crba(m, dfd, q)), 1e-12);
-      EXPECT_LE(rel_error(d.tau, rnea(m, dfd, q, v, a)), 1e-12);
+  for (const bool simd : {true, false}) {
+    detail::set_derivatives_simd(simd);
+    for (const Model& m : test_models()) {
+      Data d(m), dfd(m);
+      for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+        SCOPED_TRACE(m.name() + " seed " + std::to_string(seed) + (simd ? " simd" : " portable"));
+        std::mt19937_64 g(seed);
+        const VectorX q = random_configuration(m, seed);
+        const VectorX v = random_vector(g, m.nv(), 2.0);
+        const VectorX a = random_vector(g, m.nv(), 3.0);
+        rnea_derivatives(m, d, q, v, a);
+        const MatrixX Dq = fd_q(m, q, [&](const VectorX& x) { return VectorX(rnea(m, dfd, x, v, a)); });
+        const MatrixX Dv = fd_x(v, [&](const VectorX& x) { return VectorX(rnea(m, dfd, q, x, a)); });
+        EXPECT_LE(fd_error(d.dtau_dq, Dq), 1e-6) << "analytic\n" << d.dtau_dq << "\nfd\n" << Dq;
+        EXPECT_LE(fd_error(d.dtau_dv, Dv), 1e-6) << "analytic\n" << d.dtau_dv << "\nfd\n" << Dv;
+        // ∂τ/∂q̈ = H, and τ itself.
+        EXPECT_LE(rel_error(d.H, crba(m, dfd, q)), 1e-12);
+        EXPECT_LE(rel_error(d.tau, rnea(m, dfd, q, v, a)), 1e-12);
+      }
     }
   }
+  detail::set_derivatives_simd(true);
   std::printf("worst relative difference: finite differences %.2e, exact identities %.2e\n", g_fd_worst, g_worst);
 }
 
 TEST(Derivatives, AbaMatchesFiniteDifferencesAndInverseDynamics) {
   g_worst = g_fd_worst = 0.0;
-  for (const Model& m : test_models()) {
-    Data d(m), dfd(m);
-    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
-      SCOPED_TRACE(m.name() + " seed " + std::to_string(seed));
-      std::mt19937_64 g(seed + 100);
-      const VectorX q = random_configuration(m, seed + 100);
-      const VectorX v = random_vector(g, m.nv(), 2.0);
-      const VectorX tau = random_vector(g, m.nv(), 5.0);
-      aba_derivatives(m, d, q, v, tau);
-      const MatrixX Dq = fd_q(m, q, [&](const VectorX& x) { return VectorX(aba(m, dfd, x, v, tau)); });
-      const MatrixX Dv = fd_x(v, [&](const VectorX& x) { return VectorX(aba(m, dfd, q, x, tau)); });
-      EXPECT_LE(fd_error(d.ddq_dq, Dq), 1e-6) << "analytic\n" << d.ddq_dq << "\nfd\n" << Dq;
-      EXPECT_LE(fd_error(d.ddq_dv, Dv), 1e-6) << "analytic\n" << d.ddq_dv << "\nfd\n" << Dv;
-      // ∂q̈/∂τ = H⁻¹ (H from CRBA, inverted densely).
-      const MatrixX H = crba(m, dfd, q);
-      const MatrixX Hinv = H.llt().solve(MatrixX::Identity(m.nv(), m.nv()));
-      EXPECT_LE(rel_error(d.Minv, Hinv), 1e-12);
-      // ∂q̈/∂q = −H⁻¹ ∂τ/∂q at (q, q̇, q̈) with an independent H⁻¹.
-      const VectorX ddq = aba(m, dfd, q, v, tau);
-      EXPECT_LE(rel_error(d.ddq, ddq), 1e-12);
-      rnea_derivatives(m, dfd, q, v, ddq);
-      EXPECT_LE(rel_error(d.ddq_dq, MatrixX(-Hinv * dfd.dtau_dq)), 1e-10);
-      EXPECT_LE(rel_error(d.ddq_dv, MatrixX(-Hinv * dfd.dtau_dv)), 1e-10);
+  for (const bool simd : {true, false}) {
+    detail::set_derivatives_simd(simd);
+    for (const Model& m : test_models()) {
+      Data d(m), dfd(m);
+      for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+        SCOPED_TRACE(m.name() + " seed " + std::to_string(seed) + (simd ? " simd" : " portable"));
+        std::mt19937_64 g(seed + 100);
+        const VectorX q = random_configuration(m, seed + 100);
+        const VectorX v = random_vector(g, m.nv(), 2.0);
+        const VectorX tau = random_vector(g, m.nv(), 5.0);
+        aba_derivatives(m, d, q, v, tau);
+        const MatrixX Dq = fd_q(m, q, [&](const VectorX& x) { return VectorX(aba(m, dfd, x, v, tau)); });
+        const MatrixX Dv = fd_x(v, [&](const VectorX& x) { return VectorX(aba(m, dfd, q, x, tau)); });
+        EXPECT_LE(fd_error(d.ddq_dq, Dq), 1e-6) << "analytic\n" << d.ddq_dq << "\nfd\n" << Dq;
+        EXPECT_LE(fd_error(d.ddq_dv, Dv), 1e-6) << "analytic\n" << d.ddq_dv << "\nfd\n" << Dv;
+        // ∂q̈/∂τ = H⁻¹ (H from CRBA, inverted densely).
+        const MatrixX H = crba(m, dfd, q);
+        const MatrixX Hinv = H.llt().solve(MatrixX::Identity(m.nv(), m.nv()));
+        EXPECT_LE(rel_error(d.Minv, Hinv), 1e-12);
+        // ∂q̈/∂q = −H⁻¹ ∂τ/∂q at (q, q̇, q̈) with an independent H⁻¹.
+        const VectorX ddq = aba(m, dfd, q, v, tau);
+        EXPECT_LE(rel_error(d.ddq, ddq), 1e-12);
+        rnea_derivatives(m, dfd, q, v, ddq);
+        EXPECT_LE(rel_error(d.ddq_dq, MatrixX(-Hinv * dfd.dtau_dq)), 1e-10);
+        EXPECT_LE(rel_error(d.ddq_dv, MatrixX(-Hinv * dfd.dtau_dv)), 1e-10);
+      }
     }
   }
+  detail::set_derivatives_simd(true);
   std::printf("worst relative difference: finite differences %.2e, exact identities %.2e\n", g_fd_worst, g_worst);
+}
+
+TEST(Derivatives, PortableAndWideBuildsAgree) {
+  // rnea_derivatives' AVX2 build (where the CPU has it) packs the portable
+  // build's operations without reordering them: the same bits. aba_derivatives'
+  // wide solves fuse multiply-adds: the same values up to roundings. Both builds
+  // also meet the finite differences above (simd switched off there too).
+  for (const Model& m : test_models()) {
+    Data wide(m), port(m);
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      SCOPED_TRACE(m.name() + " seed " + std::to_string(seed));
+      std::mt19937_64 g(seed + 200);
+      const VectorX q = random_configuration(m, seed + 200);
+      const VectorX v = random_vector(g, m.nv(), 2.0);
+      const VectorX a = random_vector(g, m.nv(), 3.0);
+      detail::set_derivatives_simd(true);
+      rnea_derivatives(m, wide, q, v, a);
+      aba_derivatives(m, wide, q, v, a);
+      detail::set_derivatives_simd(false);
+      rnea_derivatives(m, port, q, v, a);
+      aba_derivatives(m, port, q, v, a);
+      detail::set_derivatives_simd(true);
+      EXPECT_EQ((wide.dtau_dq - port.dtau_dq).cwiseAbs().maxCoeff(), 0.0);
+      EXPECT_EQ((wide.dtau_dv - port.dtau_dv).cwiseAbs().maxCoeff(), 0.0);
+      EXPECT_EQ((wide.tau - port.tau).cwiseAbs().maxCoeff(), 0.0);
+      // aba_derivatives' passes (q̈ included) give the same bits; the solves
+      // after them may differ in the last bits.
+      EXPECT_EQ((wide.ddq - port.ddq).cwiseAbs().maxCoeff(), 0.0);
+      EXPECT_LE(rel_error(wide.ddq_dq, port.ddq_dq), 1e-12);
+      EXPECT_LE(rel_error(wide.ddq_dv, port.ddq_dv), 1e-12);
+      EXPECT_LE(rel_error(wide.Minv, port.Minv), 1e-12);
+    }
+  }
 }
 
 TEST(Derivatives, FreeFlyerTangentIsTheBodyTwist) {

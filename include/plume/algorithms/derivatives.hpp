@@ -79,6 +79,15 @@ void frame_acceleration_derivatives(const Model& model, const Data& data, int fr
                                     Eigen::Ref<Matrix6X> da_dq, Eigen::Ref<Matrix6X> da_dv,
                                     Eigen::Ref<Matrix6X> da_da);
 
+namespace detail {
+/// Whether rnea_derivatives, aba_derivatives and kinematics_derivatives may
+/// run their AVX2 builds (and aba_derivatives its AVX2/FMA solves) on CPUs
+/// that have them: true by default. Switched off, the portable (SSE2) code
+/// runs on every CPU; tests use it to check that code too. Returns the
+/// previous setting. Not synchronised: set it before computing.
+bool set_derivatives_simd(bool enabled);
+}  // namespace detail
+
 namespace unchecked {
 void kinematics_derivatives(const Model& model, Data& data, const VecRef& q, const VecRef& v, const VecRef& a);
 void frame_velocity_derivatives(const Model& model, const Data& data, int frame, ReferenceFrame ref,
