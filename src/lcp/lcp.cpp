@@ -102,8 +102,13 @@ const char* to_string(LcpStatus status) {
   return "unknown";
 }
 
-double lcp_residual(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
-                    const Eigen::Ref<const VectorX>& lambda) {
+namespace {
+
+// max_i ρ_i(λ_i, w_i) over the rows of w = Mλ + d (row sums of
+// for_row_sums), NaN when a w_i or λ_i is.
+template <class RowResidual>
+double row_residual(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
+                    const Eigen::Ref<const VectorX>& lambda, RowResidual rho) {
   double r = 0.0;
   bool nan = false;
   const double* l = lambda.data();
@@ -113,30 +118,28 @@ double lcp_residual(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const V
         const double wi = s + d(i);
         const double li = lambda(i);
         nan = nan || std::isnan(wi) || std::isnan(li);
-        r = std::max(r, std::abs(std::min(li, wi)));  // covers −λ_i and −w_i too (see header)
+        r = std::max(r, rho(i, li, wi));
       });
   return nan ? std::numeric_limits<double>::quiet_NaN() : r;
+}
+
+}  // namespace
+
+double lcp_residual(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
+                    const Eigen::Ref<const VectorX>& lambda) {
+  // (covers −λ_i and −w_i too: see the header)
+  return row_residual(M, d, lambda, [](Eigen::Index, double li, double wi) { return std::abs(std::min(li, wi)); });
 }
 
 double box_lcp_residual(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
                         const Eigen::Ref<const VectorX>& lo, const Eigen::Ref<const VectorX>& hi,
                         const Eigen::Ref<const VectorX>& lambda) {
-  double r = 0.0;
-  bool nan = false;
-  const double* l = lambda.data();
-  for_row_sums(
-      M, [l](double mij, Eigen::Index j) { return mij * l[j]; },
-      [&](Eigen::Index i, double s) {
-        const double wi = s + d(i);
-        const double li = lambda(i);
-        nan = nan || std::isnan(wi) || std::isnan(li);
-        // |λ_i − mid(lo_i, hi_i, λ_i − w_i)|, written so that lo = 0, hi = +∞
-        // gives exactly |min(λ_i, w_i)| (λ − w < 0 ⇔ λ < w in IEEE arithmetic).
-        const double y = li - wi;
-        const double ri = y < lo(i) ? std::abs(li - lo(i)) : (y > hi(i) ? std::abs(li - hi(i)) : std::abs(wi));
-        r = std::max(r, ri);
-      });
-  return nan ? std::numeric_limits<double>::quiet_NaN() : r;
+  // |λ_i − mid(lo_i, hi_i, λ_i − w_i)|, written so that lo = 0, hi = +∞
+  // gives exactly |min(λ_i, w_i)| (λ − w < 0 ⇔ λ < w in IEEE arithmetic).
+  return row_residual(M, d, lambda, [&](Eigen::Index i, double li, double wi) {
+    const double y = li - wi;
+    return y < lo(i) ? std::abs(li - lo(i)) : (y > hi(i) ? std::abs(li - hi(i)) : std::abs(wi));
+  });
 }
 
 double lcp_zero_tolerance(const Eigen::Ref<const MatrixX>& M) {
