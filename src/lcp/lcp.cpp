@@ -21,20 +21,24 @@ int as_int(Eigen::Index i) { return static_cast<int>(i); }
 // consecutive entries of each (a row-by-row walk reads one entry per cache
 // line). Each row's sum runs over j ascending from +0, as a row-by-row loop
 // adds it up: the same bits. `row(i, s_i)` receives them in row order.
+// Columns where skip(j) holds are left out: for terms that are ±0 there,
+// which add nothing to sums that start at +0.
 constexpr Eigen::Index kRowBlock = 8;
-template <class Term, class Row>
-void for_row_sums(const Eigen::Ref<const MatrixX>& M, Term term, Row row) {
+template <class Term, class Row, class Skip>
+void for_row_sums(const Eigen::Ref<const MatrixX>& M, Term term, Row row, Skip skip) {
   const Eigen::Index n = M.rows(), m = M.cols();
   for (Eigen::Index i0 = 0; i0 < n; i0 += kRowBlock) {
     const Eigen::Index rows = std::min(kRowBlock, n - i0);
     double s[kRowBlock] = {};
     if (rows == kRowBlock) {  // (a fixed trip count: the compiler's vector lanes)
       for (Eigen::Index j = 0; j < m; ++j) {
+        if (skip(j)) continue;
         const double* c = M.data() + j * M.outerStride() + i0;
         for (Eigen::Index r = 0; r < kRowBlock; ++r) s[r] += term(c[r], j);
       }
     } else {
       for (Eigen::Index j = 0; j < m; ++j) {
+        if (skip(j)) continue;
         const double* c = M.data() + j * M.outerStride() + i0;
         for (Eigen::Index r = 0; r < rows; ++r) s[r] += term(c[r], j);
       }
@@ -42,38 +46,35 @@ void for_row_sums(const Eigen::Ref<const MatrixX>& M, Term term, Row row) {
     for (Eigen::Index r = 0; r < rows; ++r) row(i0 + r, s[r]);
   }
 }
+template <class Term, class Row>
+void for_row_sums(const Eigen::Ref<const MatrixX>& M, Term term, Row row) {
+  for_row_sums(M, term, row, [](Eigen::Index) { return false; });
+}
 
-// lcp_residual for a finite M (checked by the solver's input validation):
-// the columns of the zero entries of λ are skipped — each would add ±0 to
-// row sums that start at +0, which changes no bit — so a basic solution
-// costs its support's columns only.
-double residual_of_finite(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
-                          const Eigen::Ref<const VectorX>& lambda) {
-  const Eigen::Index n = M.rows(), m = M.cols();
-  const double* l = lambda.data();
+// max_i ρ_i(λ_i, w_i) over the rows of w = Mλ + d, NaN when a w_i or λ_i
+// is. `finite_M`: M is known finite (the solvers check their input), so the
+// columns of λ's zero entries are skipped (each product is ±0 there): a
+// basic solution costs its support's columns only.
+template <class RowResidual>
+double row_residual(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
+                    const Eigen::Ref<const VectorX>& lambda, RowResidual rho, bool finite_M = false) {
   double r = 0.0;
   bool nan = false;
-  for (Eigen::Index i0 = 0; i0 < n; i0 += kRowBlock) {
-    const Eigen::Index rows = std::min(kRowBlock, n - i0);
-    double s[kRowBlock] = {};
-    for (Eigen::Index j = 0; j < m; ++j) {
-      if (l[j] == 0.0) continue;
-      const double* c = M.data() + j * M.outerStride() + i0;
-      if (rows == kRowBlock) {
-        for (Eigen::Index k = 0; k < kRowBlock; ++k) s[k] += c[k] * l[j];
-      } else {
-        for (Eigen::Index k = 0; k < rows; ++k) s[k] += c[k] * l[j];
-      }
-    }
-    for (Eigen::Index k = 0; k < rows; ++k) {
-      const double wi = s[k] + d(i0 + k);
-      const double li = l[i0 + k];
-      nan = nan || std::isnan(wi) || std::isnan(li);
-      r = std::max(r, std::abs(std::min(li, wi)));
-    }
-  }
+  const double* l = lambda.data();
+  for_row_sums(
+      M, [l](double mij, Eigen::Index j) { return mij * l[j]; },
+      [&](Eigen::Index i, double s) {
+        const double wi = s + d(i);
+        const double li = lambda(i);
+        nan = nan || std::isnan(wi) || std::isnan(li);
+        r = std::max(r, rho(i, li, wi));
+      },
+      [l, finite_M](Eigen::Index j) { return finite_M && l[j] == 0.0; });
   return nan ? std::numeric_limits<double>::quiet_NaN() : r;
 }
+
+// |min(λ_i, w_i)|: covers −λ_i and −w_i too (see the header).
+double complementarity(Eigen::Index, double li, double wi) { return std::abs(std::min(li, wi)); }
 
 // ‖M‖∞, the maximum absolute row sum, without temporaries.
 double max_row_sum(const Eigen::Ref<const MatrixX>& M) {
@@ -102,33 +103,9 @@ const char* to_string(LcpStatus status) {
   return "unknown";
 }
 
-namespace {
-
-// max_i ρ_i(λ_i, w_i) over the rows of w = Mλ + d (row sums of
-// for_row_sums), NaN when a w_i or λ_i is.
-template <class RowResidual>
-double row_residual(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
-                    const Eigen::Ref<const VectorX>& lambda, RowResidual rho) {
-  double r = 0.0;
-  bool nan = false;
-  const double* l = lambda.data();
-  for_row_sums(
-      M, [l](double mij, Eigen::Index j) { return mij * l[j]; },
-      [&](Eigen::Index i, double s) {
-        const double wi = s + d(i);
-        const double li = lambda(i);
-        nan = nan || std::isnan(wi) || std::isnan(li);
-        r = std::max(r, rho(i, li, wi));
-      });
-  return nan ? std::numeric_limits<double>::quiet_NaN() : r;
-}
-
-}  // namespace
-
 double lcp_residual(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
                     const Eigen::Ref<const VectorX>& lambda) {
-  // (covers −λ_i and −w_i too: see the header)
-  return row_residual(M, d, lambda, [](Eigen::Index, double li, double wi) { return std::abs(std::min(li, wi)); });
+  return row_residual(M, d, lambda, complementarity);
 }
 
 double box_lcp_residual(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const VectorX>& d,
@@ -575,7 +552,7 @@ bool BasisPolish::finish(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<co
   const Eigen::Index n = d.size();
   reserve(static_cast<int>(n));
   out.lambda = lambda_tableau.cwiseMax(0.0);
-  double best = residual_of_finite(M, d, out.lambda);  // (M checked by the solver)
+  double best = row_residual(M, d, out.lambda, complementarity, true);  // (M checked by the solver)
 
   // λ_J = D_J x from (D M D)_JJ x = −(D d)_J.
   const int k = static_cast<int>(J.size());
@@ -592,7 +569,7 @@ bool BasisPolish::finish(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<co
       const int i = J[static_cast<std::size_t>(r)];
       cand(i) = std::max(D(i) * b(r), 0.0);
     }
-    const double res = residual_of_finite(M, d, cand);
+    const double res = row_residual(M, d, cand, complementarity, true);
     if (res <= best || std::isnan(best)) {
       best = res;
       out.lambda = cand;
