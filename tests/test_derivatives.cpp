@@ -89,12 +89,22 @@ std::vector<Model> test_models() {
   return models;
 }
 
+// f(simd) once with the wide build of the derivative passes (where the CPU
+// has it) and once with the portable one; the default is restored after.
+template <class F>
+void for_each_build(F f) {
+  for (const bool simd : {true, false}) {
+    detail::set_derivatives_simd(simd);
+    f(simd);
+  }
+  detail::set_derivatives_simd(true);
+}
+
 }  // namespace
 
 TEST(Derivatives, RneaMatchesFiniteDifferencesOnEveryModel) {
   g_worst = g_fd_worst = 0.0;
-  for (const bool simd : {true, false}) {
-    detail::set_derivatives_simd(simd);
+  for_each_build([&](bool simd) {
     for (const Model& m : test_models()) {
       Data d(m), dfd(m);
       for (std::uint64_t seed = 1; seed <= 3; ++seed) {
@@ -113,15 +123,13 @@ TEST(Derivatives, RneaMatchesFiniteDifferencesOnEveryModel) {
         EXPECT_LE(rel_error(d.tau, rnea(m, dfd, q, v, a)), 1e-12);
       }
     }
-  }
-  detail::set_derivatives_simd(true);
+  });
   std::printf("worst relative difference: finite differences %.2e, exact identities %.2e\n", g_fd_worst, g_worst);
 }
 
 TEST(Derivatives, AbaMatchesFiniteDifferencesAndInverseDynamics) {
   g_worst = g_fd_worst = 0.0;
-  for (const bool simd : {true, false}) {
-    detail::set_derivatives_simd(simd);
+  for_each_build([&](bool simd) {
     for (const Model& m : test_models()) {
       Data d(m), dfd(m);
       for (std::uint64_t seed = 1; seed <= 3; ++seed) {
@@ -147,8 +155,7 @@ TEST(Derivatives, AbaMatchesFiniteDifferencesAndInverseDynamics) {
         EXPECT_LE(rel_error(d.ddq_dv, MatrixX(-Hinv * dfd.dtau_dv)), 1e-10);
       }
     }
-  }
-  detail::set_derivatives_simd(true);
+  });
   std::printf("worst relative difference: finite differences %.2e, exact identities %.2e\n", g_fd_worst, g_worst);
 }
 
