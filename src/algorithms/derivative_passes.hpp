@@ -435,6 +435,119 @@ PLUME_FLATTEN void backward_body_1(const Model& model, Data& data, MatrixX& Dq, 
   }
 }
 
+// Backward step of the root free-flyer (body 1 when root_free_flyer(model)),
+// in closed form. Its columns are S = blockdiag(Eᵀ, Eᵀ) (E = X0[1].E(); body
+// 1's origin is its subtree root) and it rides on the world: ν = 0,
+// α = [0; γ] with γ = −g, so dVdq = 0, dAdq_k = [0; γ × Eᵀe_k] for the
+// rotations (0 for the translations) and dAdv_k = v_1 × s_k. S is orthogonal
+// and commutes with the cross products, so on the body's axes (x_b = Sᵀ x,
+// Y_b = Sᵀ Y S: Ī_b = E Ī Eᵀ, h_b = E h) its block of each result is
+//   H = Y_b,  ∂τ/∂q = [Y_b [0; γ_b×]  0],  ∂τ/∂q̇ = Y_b (v_b×) + [B_b 0; −2 pc_b× 0],
+//   τ = F_b   (B_b = E B11 Eᵀ, pc_b = E pc),
+// instead of backward_body's 6-column products with the zero dVdq. It has no
+// ancestors and hands nothing up. Tr as backward_body.
+template <bool Tr>
+PLUME_FLATTEN void root_free_flyer_backward(Data& data, MatrixX& Dq, MatrixX& Dv) {
+  const Mat3& E = data.X0[1].E();
+  const RigidInertia& Y = data.oYc[1];
+  if constexpr (Tr) composite_force_at_ddq<6>(data, 1, 0, data.U.data(), 0);
+  double Ib[3][3], Bb[3][3], hb[3], pb[3], gb[3], vb[6], T[3][3], U[3][3];
+  const double m = Y.mass();
+  const Mat3& J = Y.Ibar();
+  const Mat3& B = data.oBc[1];
+  for (int r = 0; r < 3; ++r) {
+    for (int c = 0; c < 3; ++c) {
+      T[r][c] = (E(r, 0) * J(0, c) + E(r, 1) * J(1, c)) + E(r, 2) * J(2, c);
+      U[r][c] = (E(r, 0) * B(0, c) + E(r, 1) * B(1, c)) + E(r, 2) * B(2, c);
+    }
+  }
+  for (int r = 0; r < 3; ++r) {
+    for (int c = 0; c < 3; ++c) {
+      if (c >= r) Ib[r][c] = (T[r][0] * E(c, 0) + T[r][1] * E(c, 1)) + T[r][2] * E(c, 2);
+      Bb[r][c] = (U[r][0] * E(c, 0) + U[r][1] * E(c, 1)) + U[r][2] * E(c, 2);
+    }
+  }
+  Ib[1][0] = Ib[0][1];
+  Ib[2][0] = Ib[0][2];
+  Ib[2][1] = Ib[1][2];
+  // x_b = E x for 3-vectors.
+  const auto rot3 = [&E](const double* x, double* o) PLUME_LAMBDA_INLINE {
+    for (int r = 0; r < 3; ++r) o[r] = (E(r, 0) * x[0] + E(r, 1) * x[1]) + E(r, 2) * x[2];
+  };
+  rot3(Y.h().data(), hb);
+  rot3(data.opc[1].data(), pb);
+  rot3(data.oa[0].vector().data() + 3, gb);
+  rot3(data.ov[1].vector().data(), vb);
+  rot3(data.ov[1].vector().data() + 3, vb + 3);
+  const double* F = data.oFc[1].vector().data();
+  rot3(F, data.tau.data());
+  rot3(F + 3, data.tau.data() + 3);
+  // Y_b x for a 6-vector x (inertia_times on the body's axes).
+  const auto Yb = [&](const double* x, double* o) PLUME_LAMBDA_INLINE {
+    for (int r = 0; r < 3; ++r) o[r] = (Ib[r][0] * x[0] + Ib[r][1] * x[1]) + Ib[r][2] * x[2];
+    o[0] += hb[1] * x[5] - hb[2] * x[4];
+    o[1] += hb[2] * x[3] - hb[0] * x[5];
+    o[2] += hb[0] * x[4] - hb[1] * x[3];
+    o[3] = m * x[3] - (hb[1] * x[2] - hb[2] * x[1]);
+    o[4] = m * x[4] - (hb[2] * x[0] - hb[0] * x[2]);
+    o[5] = m * x[5] - (hb[0] * x[1] - hb[1] * x[0]);
+  };
+  // Column k of each block (c3: the unit vector e_k's cross products).
+  double dq[6][6], dv[6][6];  // [k][l]: column k
+  for (int k = 0; k < 6; ++k) {
+    const int a = k % 3, b = (k + 1) % 3, c = (k + 2) % 3;  // x × e_a = [.., x_c at b, −x_b at c]
+    double x[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    if (k < 3) {
+      // v_b × [e_a; 0] = [ω × e_a; u × e_a]
+      x[b] = vb[c];
+      x[c] = -vb[b];
+      x[3 + b] = vb[3 + c];
+      x[3 + c] = -vb[3 + b];
+    } else {
+      // v_b × [0; e_a] = [0; ω × e_a]
+      x[3 + b] = vb[c];
+      x[3 + c] = -vb[b];
+    }
+    Yb(x, dv[k]);
+    if (k < 3) {
+      for (int r = 0; r < 3; ++r) dv[k][r] += Bb[r][a];
+      // −2 pc_b × e_a
+      dv[k][3 + b] -= 2.0 * pb[c];
+      dv[k][3 + c] += 2.0 * pb[b];
+      double y[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+      y[3 + b] = gb[c];
+      y[3 + c] = -gb[b];
+      Yb(y, dq[k]);
+    }
+  }
+  for (int k = 0; k < 6; ++k) {
+    for (int l = 0; l < 6; ++l) {
+      if constexpr (Tr) {
+        if (k < 3) Dq(k, l) = dq[k][l];
+        Dv(k, l) = dv[k][l];
+      } else {
+        if (k < 3) Dq(l, k) = dq[k][l];
+        Dv(l, k) = dv[k][l];
+      }
+    }
+  }
+  if constexpr (!Tr) {
+    for (int r = 0; r < 3; ++r) {
+      for (int c = 0; c < 3; ++c) {
+        data.H(r, c) = Ib[r][c];
+        data.H(r + 3, c + 3) = r == c ? m : 0.0;
+      }
+    }
+    const double hx[3][3] = {{0.0, -hb[2], hb[1]}, {hb[2], 0.0, -hb[0]}, {-hb[1], hb[0], 0.0}};
+    for (int r = 0; r < 3; ++r) {
+      for (int c = 0; c < 3; ++c) {
+        data.H(r, c + 3) = hx[r][c];
+        data.H(r + 3, c) = -hx[r][c];
+      }
+    }
+  }
+}
+
 // Forward pass, root to leaves: placements, world columns, velocities,
 // accelerations (with the −g offset) and their per-dof derivative columns.
 void derivative_forward_pass(const Model& model, Data& data, const double* q, const double* v, const double* a) {
@@ -465,6 +578,8 @@ void derivative_backward_pass(const Model& model, Data& data, MatrixX& Dq, Matri
                          using K = decltype(jk);
                          if constexpr (K::nv == 1) {
                            backward_body_1<Tr>(model, data, Dq, Dv, i, ff);
+                         } else if (std::is_same_v<K, detail::FreeFlyer> && ff && i == 1) {
+                           root_free_flyer_backward<Tr>(data, Dq, Dv);
                          } else {
                            backward_body<K, Tr>(model, data, Dq, Dv, i);
                          }
