@@ -43,7 +43,12 @@ PLUME_FLATTEN void forward_kinematics_body(const Model& model, Data& data, const
   double vi[6];
   for (int k = 0; k < 6; ++k) vi[k] = ovp[k] + vJ[k];
   double c[6];
-  motion_cross(vi, vJ, c);
+  if (std::is_same_v<K, detail::FreeFlyer> && p == 0) {
+    // A free-flyer on the world: v = vJ, and vJ × vJ = 0.
+    for (int k = 0; k < 6; ++k) c[k] = 0.0;
+  } else {
+    motion_cross(vi, vJ, c);
+  }
   if constexpr (K::has_bias) {
     const Motion cb = Transform(E, rel).apply_inverse(K::bias(S, qd));
     for (int k = 0; k < 6; ++k) c[k] += cb.vector()[k];
@@ -103,13 +108,22 @@ PLUME_FLATTEN void forward_dynamics_body(const Model& model, Data& data, const d
     double* dA = data.dAdq.data() + 6 * col;
     double* dAv = data.dAdv.data() + 6 * col;
     double t1[6], t2[6];
-    motion_cross(nu, s, t1);
     motion_cross(alpha, s, t2);
-    double t3[6];
-    motion_cross(nu, t1, t3);
-    for (int c = 0; c < 6; ++c) {
-      dV[c] = t1[c];
-      dA[c] = t2[c] + t3[c];
+    if (std::is_same_v<K, detail::FreeFlyer> && p == 0) {
+      // A free-flyer on the world: ν = 0, so ν × s and ν × (ν × s) vanish.
+      for (int c = 0; c < 6; ++c) {
+        t1[c] = 0.0;
+        dV[c] = 0.0;
+        dA[c] = t2[c];
+      }
+    } else {
+      motion_cross(nu, s, t1);
+      double t3[6];
+      motion_cross(nu, t1, t3);
+      for (int c = 0; c < 6; ++c) {
+        dV[c] = t1[c];
+        dA[c] = t2[c] + t3[c];
+      }
     }
     if constexpr (nv == 1) {
       // v = ν + s q̇, and s × s = 0: (ν + v) × s = 2 ν × s.
