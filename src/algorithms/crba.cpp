@@ -801,7 +801,8 @@ const MatrixX& crba_placements(const Model& model, Data& data, const VecRef& q) 
 
 const MatrixX& crba(const Model& model, Data& data, const VecRef& q) {
   detail::check_state(model, data, q);
-  return unchecked::crba(model, data, q);
+  crba_passes<false>(model, data, q);  // not through unchecked::crba (GCC kept that call)
+  return data.H;
 }
 
 }  // namespace plume
