@@ -448,6 +448,17 @@ TEST(InputChecks, WrongSizesAndNonFiniteValuesAreNamed) {
   EXPECT_EQ(message([&] { rnea(m, d, bad, badv, badv); }), "q[9] is inf (must be finite)");
   EXPECT_EQ(message([&] { bias_forces(m, d, q, badv); }), "v[4] is nan (must be finite)");
   EXPECT_NE(message([&] { frame_jacobian(m, d, q, 999, ReferenceFrame::World); }).find("frame index 999"), std::string::npos);
+  // Frame and body indices: both ends of the range, the exact message.
+  const std::string nf = std::to_string(m.frames().size()), nb = std::to_string(m.nbodies());
+  EXPECT_EQ(message([&] { frame_jacobian(m, d, q, -1, ReferenceFrame::World); }),
+            "frame index -1 is out of range [0, " + nf + ")");
+  EXPECT_EQ(message([&] { frame_jacobian(m, d, q, static_cast<int>(m.frames().size()), ReferenceFrame::World); }),
+            "frame index " + nf + " is out of range [0, " + nf + ")");
+  EXPECT_EQ(message([&] { body_jacobian(m, d, q, -1, ReferenceFrame::World); }),
+            "body index -1 is out of range [0, " + nb + ")");
+  EXPECT_EQ(message([&] { body_jacobian(m, d, q, m.nbodies(), ReferenceFrame::World); }),
+            "body index " + nb + " is out of range [0, " + nb + ")");
+  EXPECT_NO_THROW(body_jacobian(m, d, q, m.nbodies() - 1, ReferenceFrame::World));
   // A Data built for another model is refused.
   const Model other = load_model("arm7.urdf", urdf::RootJoint::Fixed);
   Data wrong(other);

@@ -12,25 +12,30 @@ namespace {
 PLUME_FLATTEN void support_kinematics(const Model& model, Data& data, const VecRef& q, int body) {
   // The chain, and the sines and cosines of its revolute joints (in a loop
   // of their own, see detail::revolute_sin_cos).
+  // The tree and the joints through plain arrays (body is checked by the
+  // callers; the Model accessors would check every index again).
+  const int* parent = model.parents().data();
+  const Joint* joint = &model.joint(0);
   double* sc = data.qsc.data();
+  int* chain = data.chain.data();
   int n = 0;
   int held = 0;  // a revolute body waiting for a second one (detail::sin_cos_pair), or 0
-  for (int i = body; i > 0; i = model.parent(i)) {
-    data.chain[n++] = i;
-    const Joint& j = model.joint(i);
+  for (int i = body; i > 0; i = parent[i]) {
+    chain[n++] = i;
+    const Joint& j = joint[i];
     if (!detail::is_revolute_aligned_kind(j.kind)) continue;
     if (held == 0) {
       held = i;
     } else {
-      detail::sin_cos_pair(q[model.joint(held).q_index], q[j.q_index], sc[2 * held], sc[2 * held + 1], sc[2 * i],
+      detail::sin_cos_pair(q[joint[held].q_index], q[j.q_index], sc[2 * held], sc[2 * held + 1], sc[2 * i],
                            sc[2 * i + 1]);
       held = 0;
     }
   }
-  if (held != 0) detail::sin_cos(q[model.joint(held).q_index], sc[2 * held], sc[2 * held + 1]);
+  if (held != 0) detail::sin_cos(q[joint[held].q_index], sc[2 * held], sc[2 * held + 1]);
   while (n > 0) {
-    const int i = data.chain[--n];
-    detail::visit_kind(model.joint(i).kind, [&](auto jk) PLUME_LAMBDA_INLINE { detail::body_placement<decltype(jk)>(model, data, q.data(), i, sc); });
+    const int i = chain[--n];
+    detail::visit_kind(joint[i].kind, [&](auto jk) PLUME_LAMBDA_INLINE { detail::body_placement<decltype(jk)>(model, data, q.data(), i, sc); });
   }
 }
 
