@@ -91,6 +91,7 @@ void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <limits>
 #include <random>
 #include <string>
@@ -724,6 +725,48 @@ TEST(LcpLiterature, NearlyParallelSlotJams) {
     ASSERT_EQ(r.status, LcpStatus::Solved) << r.message;
     EXPECT_NEAR(r.lambda(0) / expected, 1.0, 1e-6);
   }
+}
+
+TEST(LcpLiterature, NearDependentConeColumnsNeedATieWindowThatDoesNotGrow) {
+  // A humanoid's force LCP on both flat feet (tests/data: 8 sole corners at
+  // rest, 3 joint limits, an 8-direction cone; n = 83). Every contact sticks,
+  // so M is the copositive-plus cone matrix and a solution exists. One sole's
+  // edge lies 1e-5 rad off the first cone direction, so two corners' cone
+  // columns nearly coincide: Lemke pivots on a genuine 5e-9 entry, ‖B⁻¹‖∞
+  // reaches 10⁹, and a tie window grown with it lets z₀ leave from three
+  // times the minimum ratio, into an infeasible basis. With the window that
+  // does not grow the method reaches a solution, checked here from the
+  // LCP's own conditions.
+  std::ifstream in(std::string(PLUME_TEST_DATA_DIR) + "/lcp_two_feet_near_dependent_cone.txt");
+  ASSERT_TRUE(in) << "tests/data/lcp_two_feet_near_dependent_cone.txt";
+  std::string line;
+  while (in.peek() == '#') std::getline(in, line);
+  int n = 0;
+  in >> n;
+  ASSERT_EQ(n, 83);
+  MatrixX M(n, n);
+  VectorX d(n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) in >> M(i, j);
+  for (int i = 0; i < n; ++i) in >> d(i);
+  ASSERT_TRUE(in && M.allFinite() && d.allFinite());
+
+  const LcpResult grown = solve_lemke(problem(M, d));
+  expect_consistent(grown, M, d);
+  EXPECT_NE(grown.status, LcpStatus::Solved) << grown.message;  // (why ContactSolver retries)
+
+  LemkeOptions narrow;
+  narrow.growth_scaled_ties = false;
+  const LcpResult r = solve_lemke(problem(M, d), narrow);
+  expect_consistent(r, M, d);
+  ASSERT_EQ(r.status, LcpStatus::Solved) << r.message;
+  const VectorX w = M * r.lambda + d;
+  const double scale = d.cwiseAbs().maxCoeff() + M.cwiseAbs().maxCoeff() * r.lambda.cwiseAbs().maxCoeff();
+  EXPECT_GE(r.lambda.minCoeff(), 0.0);
+  EXPECT_GE(w.minCoeff(), -1e-12 * scale);
+  EXPECT_LE(r.lambda.cwiseProduct(w).cwiseAbs().maxCoeff(), 1e-12 * scale * r.lambda.cwiseAbs().maxCoeff());
+  // The soles carry the body: their normal forces (the first 8 rows) are not all zero.
+  EXPECT_GT(r.lambda.head(8).sum(), 1.0);
 }
 
 TEST(LcpLiterature, UnitsDoNotMatter) {

@@ -371,6 +371,27 @@ const LcpResult& ContactSolver::lemke(const Eigen::Ref<const MatrixX>& A, const 
       return accept(residual, tolerance);
     }
   }
+  // A genuine but tiny pivot on a near-dependent column (two corners of one
+  // foot edge lying almost along a cone direction: 5e-9 against a zero
+  // tolerance of 4e-10) grows ‖B⁻¹‖∞ to 10⁹, and with it the window of ratios
+  // counted as tied, until z₀ leaves from a ratio several times the minimum
+  // and the basis is infeasible, although the problem has solutions. The
+  // same problem with a tie window that does not grow
+  // (LemkeOptions::growth_scaled_ties).
+  {
+    LemkeOptions o = defaults;
+    o.growth_scaled_ties = false;
+    lemke_.set_options(o);
+    lemke_.solve(A, b, regularised_);
+    lemke_.set_options(defaults);
+    if (regularised_.status == LcpStatus::Solved && passes(A, regularised_.lambda, residual, tolerance)) {
+      std::snprintf(head, sizeof head,
+                    "solved with a tie window that does not grow with |B^-1| (a near-dependent pivot), residual "
+                    "%.3g <= sqrt(eps) * scale = %.3g, after: ",
+                    residual, tolerance);
+      return accept(residual, tolerance);
+    }
+  }
   if (enumeration_message.empty()) return r;
   regularised_ = r;
   regularised_.message += "; " + enumeration_message;

@@ -219,7 +219,7 @@ void LemkeSolver::run(const Eigen::Ref<const MatrixX>& M, const Eigen::Ref<const
     // Rows tied at the minimum ratio; z₀ leaves first if it is among them,
     // otherwise the lexicographic rule compares (B⁻¹)_i,k / a_i for k = 0, 1, …
     ties_.clear();
-    const double tie = ptol * std::max(1.0, theta);
+    const double tie = (options_.growth_scaled_ties ? ptol : 10.0 * zt) * std::max(1.0, theta);
     for (int i = 0; i < n; ++i)
       if (a(i) > ptol && std::max(x(i), 0.0) / a(i) <= theta + tie) ties_.push_back(i);
     r = ties_.front();

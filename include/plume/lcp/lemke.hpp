@@ -82,6 +82,16 @@ struct LemkeOptions {
   /// Raise it (e.g. to 10¹⁰) to accept jammed contacts with huge forces, at
   /// the price of w being known only to about n·ε·max_amplification·‖d‖∞.
   std::optional<double> max_amplification;
+  /// Width of the window of ratios that count as tied with the minimum in
+  /// the ratio test. true (the default): the zero tolerance, grown with
+  /// ‖B⁻¹‖∞ like every other test of the tableau, times max(1, θ). false:
+  /// ten times the zero tolerance without that growth. After a genuine but
+  /// tiny pivot (a near-dependent column: two corners of one foot edge lying
+  /// almost along a cone direction) ‖B⁻¹‖∞ reaches 10⁹, a grown window takes
+  /// in ratios several times the minimum, and z₀ leaving from one of them
+  /// ends in an infeasible basis; the narrow window follows the true minimum
+  /// there. ContactSolver retries failed contact problems with it.
+  bool growth_scaled_ties = true;
 };
 
 /// Lemke's method with a reusable workspace.
