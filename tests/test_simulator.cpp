@@ -544,12 +544,15 @@ TEST(Simulator, FailuresKeepWhatWasComputed) {
 // A passive quadruped collapsing onto its trunk (knees bent, μ = 0.5): the
 // four coplanar trunk corners, the feet and the hip limits make the
 // acceleration-level frictional LCP degenerate, and at about 0.76 s Lemke
-// leaves it unsolved. Without the fallback the run stops there with
-// contact_failure; with it (the default) velocity-level windows carry it
-// through: it finishes, each window is a `fallback` event, the surfaces
+// leaves it unsolved. With fallback_duration = 0 the run stops there with
+// contact_failure. With the default, what the fallback path tries first
+// carries it through: the tangential impact, whose impulse LCP Lemke now
+// solves with its narrow tie window (before, velocity-level windows were
+// needed). It finishes, any window is a `fallback` event, the surfaces
 // never interpenetrate beyond the drift tolerance, and the mechanical
 // energy of this unactuated robot never grows from one sample to the next
-// (to 1e-6 of its start).
+// (to 1e-6 of its start). (The windows themselves are checked on the
+// humanoid's collapse, HumanoidCollapse.FoldsOntoItsLimits….)
 TEST(Simulator, DegenerateCollapseFallsBackToVelocityLevelSteps) {
   const Model quad = load_model("quadruped.urdf", urdf::RootJoint::FreeFlyer);
   VectorX q(19);
@@ -578,9 +581,10 @@ TEST(Simulator, DegenerateCollapseFallsBackToVelocityLevelSteps) {
   MemoryRecorder rec;
   const SimulationResult r = sim.run(&rec);
   ASSERT_EQ(r.status, SimulationStatus::Finished) << r.message;
-  EXPECT_GE(r.statistics.fallbacks, 1);
   EXPECT_LE(r.statistics.fallback_time, r.statistics.fallbacks * o.fallback_duration + 1e-12);
-  EXPECT_NE(r.message.find("velocity-level fallback"), std::string::npos) << r.message;
+  if (r.statistics.fallbacks > 0) {
+    EXPECT_NE(r.message.find("velocity-level fallback"), std::string::npos) << r.message;
+  }
   long fallback_events = 0;
   for (const SimulationEvent& e : rec.events) fallback_events += e.kind == EventKind::Fallback;
   EXPECT_GE(fallback_events, r.statistics.fallbacks);
