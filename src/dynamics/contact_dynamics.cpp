@@ -346,15 +346,19 @@ const LcpResult& ContactSolver::lemke(const Eigen::Ref<const MatrixX>& A, const 
   // degenerate tableau count as pivots; a tenth and a hundredth of the
   // default take other paths through the same problem.
   const LemkeOptions defaults = lemke_.options();
+  // Lemke with other options on the same problem: solved, and to √ε.
+  auto solve_with = [&](const LemkeOptions& o) {
+    lemke_.set_options(o);
+    lemke_.solve(A, b, regularised_);
+    lemke_.set_options(defaults);
+    return regularised_.status == LcpStatus::Solved && passes(A, regularised_.lambda, residual, tolerance);
+  };
   const double zt = defaults.zero_tolerance.value_or(static_cast<double>(n) * 10.0 *
                                                      std::numeric_limits<double>::epsilon());
   for (const double factor : {0.1, 0.01}) {
     LemkeOptions o = defaults;
     o.zero_tolerance = factor * zt;
-    lemke_.set_options(o);
-    lemke_.solve(A, b, regularised_);
-    lemke_.set_options(defaults);
-    if (regularised_.status == LcpStatus::Solved && passes(A, regularised_.lambda, residual, tolerance)) {
+    if (solve_with(o)) {
       std::snprintf(head, sizeof head,
                     "solved with the pivot zero tolerance at %.0e (degenerate ties), residual %.3g <= sqrt(eps) * "
                     "scale = %.3g, after: ",
@@ -378,19 +382,14 @@ const LcpResult& ContactSolver::lemke(const Eigen::Ref<const MatrixX>& A, const 
   // and the basis is infeasible, although the problem has solutions. The
   // same problem with a tie window that does not grow
   // (LemkeOptions::growth_scaled_ties).
-  {
-    LemkeOptions o = defaults;
-    o.growth_scaled_ties = false;
-    lemke_.set_options(o);
-    lemke_.solve(A, b, regularised_);
-    lemke_.set_options(defaults);
-    if (regularised_.status == LcpStatus::Solved && passes(A, regularised_.lambda, residual, tolerance)) {
-      std::snprintf(head, sizeof head,
-                    "solved with a tie window that does not grow with |B^-1| (a near-dependent pivot), residual "
-                    "%.3g <= sqrt(eps) * scale = %.3g, after: ",
-                    residual, tolerance);
-      return accept(residual, tolerance);
-    }
+  LemkeOptions narrow_ties = defaults;
+  narrow_ties.growth_scaled_ties = false;
+  if (solve_with(narrow_ties)) {
+    std::snprintf(head, sizeof head,
+                  "solved with a tie window that does not grow with |B^-1| (a near-dependent pivot), residual "
+                  "%.3g <= sqrt(eps) * scale = %.3g, after: ",
+                  residual, tolerance);
+    return accept(residual, tolerance);
   }
   if (enumeration_message.empty()) return r;
   regularised_ = r;
