@@ -384,7 +384,7 @@ const LcpResult& ContactSolver::lemke(const Eigen::Ref<const MatrixX>& A, const 
   // (LemkeOptions::growth_scaled_ties).
   LemkeOptions narrow_ties = defaults;
   narrow_ties.growth_scaled_ties = false;
-  if (solve_with(narrow_ties)) {
+  if (narrow_tie_retry_ && solve_with(narrow_ties)) {
     std::snprintf(head, sizeof head,
                   "solved with a tie window that does not grow with |B^-1| (a near-dependent pivot), residual "
                   "%.3g <= sqrt(eps) * scale = %.3g, after: ",

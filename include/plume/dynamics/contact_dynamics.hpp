@@ -188,6 +188,14 @@ class ContactSolver {
   int reserved_contacts() const { return reserved_; }
   void reserve(int contacts);
 
+  /// Whether a Lemke solve that every other retry left unsolved is tried
+  /// last with a tie window that does not grow with ‖B⁻¹‖∞
+  /// (LemkeOptions::growth_scaled_ties = false; default on). It solves
+  /// degenerate problems of near-dependent contacts that have solutions;
+  /// problems solved before keep their results.
+  void set_narrow_tie_retry(bool on) { narrow_tie_retry_ = on; }
+  bool narrow_tie_retry() const { return narrow_tie_retry_; }
+
  private:
   void assemble(const Model& model, Data& data, const Eigen::Ref<const VectorX>& q, const Eigen::Ref<const VectorX>& v,
                 const std::vector<Contact>& contacts);
@@ -226,6 +234,7 @@ class ContactSolver {
   Matrix3X dirs_;
   std::vector<int> stick_, slide_;
   LemkeSolver lemke_;
+  bool narrow_tie_retry_ = true;
   EnumerationSolver enumeration_;
   PivotingSolver pivoting_;
   PgsSolver pgs_;
