@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -531,6 +533,74 @@ TEST(Painleve, TimeSteppingJamsTheSlidingFeetAndGoesOn) {
   for (double e : rec.energies) EXPECT_LE(e, r.statistics.energy_start + 1e-9);
   EXPECT_LE(r.statistics.energy_end, r.statistics.energy_start);
   EXPECT_LT(r.statistics.max_penetration, 1e-6);
+}
+
+namespace {
+
+// kParadoxQ with the whole body turned by `yaw` about the vertical (the
+// free-flyer's position and orientation; its velocity is in body axes and
+// the joints are unchanged), as numbers for a <state q="...">.
+std::string paradox_q_turned(double yaw) {
+  std::vector<double> q;
+  for (const char* p = kParadoxQ; *p;) {
+    char* end = nullptr;
+    const double x = std::strtod(p, &end);
+    if (end == p) break;
+    q.push_back(x);
+    p = end;
+  }
+  const double c = std::cos(yaw), s = std::sin(yaw), ch = std::cos(yaw / 2), sh = std::sin(yaw / 2);
+  const double x = q[0], y = q[1];
+  q[0] = c * x - s * y;
+  q[1] = s * x + c * y;
+  // (0, 0, sh, ch) ⊗ (qx, qy, qz, qw), quaternions as x y z w.
+  const double qx = q[3], qy = q[4], qz = q[5], qw = q[6];
+  q[3] = ch * qx - sh * qy;
+  q[4] = ch * qy + sh * qx;
+  q[5] = ch * qz + sh * qw;
+  q[6] = ch * qw - sh * qz;
+  std::string out;
+  char buf[40];
+  for (double v : q) {
+    std::snprintf(buf, sizeof buf, "%.17g ", v);
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(Painleve, EventDrivenJamsTheSlidingFeetWhicheverWayTheBodyFaces) {
+  // The paradox state, event-driven: the force LCP has no solution, so a
+  // tangential impact jams the feet at t = 0 and the run goes on without a
+  // fallback window. Turning the body about the vertical changes nothing
+  // physical, but it turns the feet's slides against the polyhedral friction
+  // cone: between two of its 8 directions the cone opposes a slide with only
+  // 0.92 μ, the velocity-level impact finds forces at that friction, leaves
+  // the feet sliding, and the force LCP fails again (a fallback window per
+  // millisecond, as a published-style humanoid's collapse showed). Facts at
+  // every turn: no fallback window, a jam at t = 0 whose impulses push,
+  // nothing penetrates, the energy never rises.
+  for (const double deg : {0.0, 7.5, 15.0, 22.5, 30.0, 37.5}) {
+    SCOPED_TRACE(deg);
+    const std::string q = paradox_q_turned(deg * M_PI / 180.0);
+    const Scenario sc = humanoid_on_ground(q.c_str(), kParadoxV, "paradox_turned",
+                                           R"(scheme="event-driven" duration="0.02" output_rate="1000")");
+    Simulator sim(sc.world, sc.options);
+    MemoryRecorder rec;
+    const SimulationResult r = sim.run(&rec);
+    ASSERT_EQ(r.status, SimulationStatus::Finished) << r.message;
+    EXPECT_EQ(r.statistics.fallbacks, 0) << r.message;
+    int jam = 0;
+    for (const SimulationEvent& e : rec.events) {
+      if (e.time != 0.0 || e.kind != EventKind::Impact) continue;
+      ++jam;
+      EXPECT_GE(e.impulse, 0.0) << e.contact;
+    }
+    EXPECT_GT(jam, 0);
+    EXPECT_LT(r.statistics.max_penetration, 1e-6);
+    for (double e : rec.energies) EXPECT_LE(e, r.statistics.energy_start + 1e-9 * r.statistics.energy_start);
+  }
 }
 
 // ---- the limp humanoid collapsing (models/worlds/humanoid_collapse.xml) ----------------------

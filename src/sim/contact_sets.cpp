@@ -37,9 +37,12 @@ bool EventDrivenCore::handle_contacts(SimulationResult& result) {
   if (impact && !apply_impacts(result, zeta, mu, e)) return false;
   // No forces for the resting contacts (Painlevé: sliding friction that
   // would need an unbounded normal force) but none proved impossible: the
-  // motion jumps, a tangential impact, before any fallback window.
-  for (int attempt = 0; !solve_contact_sets(result, zeta, mu, e); ++attempt) {
-    if (fallback_reason.empty() || attempt == 3 || !jam(attempt, zeta, mu)) return false;
+  // motion jumps, a tangential impact, before any fallback window. An
+  // attempt whose impact problem is left unsolved passes to the next one.
+  for (int attempt = 0; !solve_contact_sets(result, zeta, mu, e);) {
+    if (fallback_reason.empty()) return false;
+    while (attempt < kJamAttempts && !jam(attempt, zeta, mu)) ++attempt;
+    if (attempt++ == kJamAttempts) return false;
     result = SimulationResult{};
     fallback_reason.clear();
     impact = true;
@@ -233,17 +236,25 @@ void EventDrivenCore::refresh_view() {
 // cone friction with maximal dissipation, ζ⁺ ≥ −φ/h; h = 1e-9 s, 100 times
 // longer at each further attempt (where the polyhedral cone still holds and
 // the impulse is O(h)). The kinetic energy is clamped to its value before.
+// The first three attempts use the run's cone; the next three the same steps
+// with kJamConeDirections. A polyhedral cone of k directions opposes a
+// slide between two of them with only μ cos(π/k) (0.92 μ for k = 8): a slide
+// whose force problem has no solution at μ (Painlevé) can find one at that
+// lower friction in the velocity-level step, so the impact leaves it sliding
+// and the force LCP fails again.
 bool EventDrivenCore::jam(int attempt, VectorX& zeta, const VectorX& mu) {
   const Model& m = model();
   const int n = static_cast<int>(touching.size());
   if (n == 0) return false;
-  const double h = 1e-9 * std::pow(100.0, attempt);
+  const bool finer = attempt >= kJamAttempts / 2;
+  if (finer && (opt.cone_directions < 4 || opt.cone_directions >= kJamConeDirections)) return false;
+  const double h = 1e-9 * std::pow(100.0, attempt % (kJamAttempts / 2));
   VectorX gaps(n);
   for (int i = 0; i < n; ++i) gaps(i) = touching[static_cast<std::size_t>(i)].gap;
   const VectorX vminus = v + h * unchecked::aba(m, data, q, v, tau + passive());
   ImpactOptions io;
   io.friction = mu.maxCoeff() > 0.0 ? FrictionModel::PolyhedralCone : FrictionModel::None;
-  io.cone_directions = opt.cone_directions;
+  io.cone_directions = finer ? kJamConeDirections : opt.cone_directions;
   io.time_step = h;
   io.gaps = gaps;
   memo.valid = false;

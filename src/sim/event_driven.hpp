@@ -297,6 +297,8 @@ struct EventDrivenCore {
   // the impulse of a velocity-level step of h = 1e-9 s (`attempt` 1, 2:
   // 1e-7, 1e-5 s) over `touching`; zeta updated. False if it failed.
   bool jam(int attempt, VectorX& zeta, const VectorX& mu);
+  static constexpr int kJamAttempts = 6;           // three steps h, with the run's cone and then a finer one
+  static constexpr int kJamConeDirections = 16;    // the finer cone (cos(π/16) = 0.98)
   void add_dependent_contacts(const std::vector<int>& resting_current);
   void report_set_changes(const std::vector<Tracked>& previous, bool impact);
   Vec3 tangential_acceleration(const Contact& c, const VectorX& qdd);
