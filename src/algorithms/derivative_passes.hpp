@@ -137,6 +137,58 @@ PLUME_FLATTEN void forward_dynamics_body(const Model& model, Data& data, const d
   }
 }
 
+// Forward step of a one-dof body (most joints), both halves at once, on
+// plain arrays. With ν, α the parent's velocity and acceleration and s the
+// world column: dVdq = ν × s, and since v = ν + s q̇ and s × s = 0, the
+// velocity product v × (s q̇) is q̇ dVdq (no cross product of its own), and
+// dAdv = 2 dVdq. ν, α, v and a stay in registers for the body's force and B.
+template <class K>
+PLUME_FLATTEN void forward_body_1(const Model& model, Data& data, const double* q, const double* v, const double* a,
+                                  const double* sc, int i) {
+  const Joint& j = model.joint(i);
+  const int p = model.parent(i);
+  detail::position_from<K>(j, model.Xtree(i), q + j.q_index, sc, i, data.Xup[i], detail::S_cols(data.S, j));
+  const Vec3 rel = detail::world_placement<K>(model, data, i);
+  const Mat3& E = data.X0[i].E();
+  const int col = j.v_index;
+  double s[6];
+  K::world_subspace(E, rel, detail::S_cols(data.S, j), s);
+  const double qd = v[col], qdd = a[col];
+  const double* nu = data.ov[p].vector().data();
+  const double* alpha = data.oa[p].vector().data();
+  double t1[6], t2[6], t3[6], vi[6], ai[6];
+  motion_cross(nu, s, t1);
+  motion_cross(alpha, s, t2);
+  motion_cross(nu, t1, t3);
+  double* oS = data.oS.data() + 6 * col;
+  double* dV = data.dVdq.data() + 6 * col;
+  double* dA = data.dAdq.data() + 6 * col;
+  double* dAv = data.dAdv.data() + 6 * col;
+  double* ov = data.ov[i].vector().data();
+  double* oa = data.oa[i].vector().data();
+  for (int k = 0; k < 6; ++k) {
+    vi[k] = nu[k] + s[k] * qd;
+    ai[k] = (alpha[k] + t1[k] * qd) + s[k] * qdd;
+    oS[k] = s[k];
+    dV[k] = t1[k];
+    dA[k] = t2[k] + t3[k];
+    dAv[k] = t1[k] + t1[k];
+    ov[k] = vi[k];
+    oa[k] = ai[k];
+  }
+  const RigidInertia oI = detail::world_inertia(model, i, E, rel);
+  double h[6];
+  detail::inertia_times(oI, vi, h);
+  double* F = data.oFc[i].vector().data();
+  double f[6];
+  detail::inertia_times(oI, ai, f);
+  add_force_cross(vi, h, f);
+  for (int k = 0; k < 6; ++k) F[k] = f[k];
+  data.oYc[i] = oI;
+  body_B11_scalar(oI, vi, h, data.oBc[i]);
+  data.opc[i] = Vec3(h[3], h[4], h[5]);
+}
+
 // ---- aba_derivatives without ABA ------------------------------------------
 //
 // aba_derivatives needs q̈ before its backward pass (∂τ/∂q depends on q̈
@@ -357,7 +409,7 @@ PLUME_FLATTEN void backward_body(const Model& model, Data& data, MatrixX& Dq, Ma
     // One dof (most joints): fixed-size dot products, ancestor by ancestor.
     const Vec6 m1 = M1.col(0), pk = P.col(0), qk = Q.col(0);
     const Vec3 m2 = M2.col(0);
-    ancestor_terms_1<Tr>(model, data, Dq, Dv, v0, m1.data(), m2.data(), pk.data(), qk.data(), false);
+    ancestor_terms_1<Tr>(model, data, Dq, Dv, v0, m1.data(), m2.data(), pk.data(), qk.data(), kNoFreeFlyer);
   } else {
     for (int e = model.dof_parent(v0); e >= 0;) {
       const int s = model.dof_run_start(e);
@@ -396,7 +448,7 @@ PLUME_FLATTEN void backward_body(const Model& model, Data& data, MatrixX& Dq, Ma
 // Backward step of a one-dof body (most joints) on plain arrays, as
 // backward_body: M1 = Yc s, M2, P, Q formed coefficient by coefficient.
 template <bool Tr>
-PLUME_FLATTEN void backward_body_1(const Model& model, Data& data, MatrixX& Dq, MatrixX& Dv, int i, bool ff) {
+PLUME_FLATTEN void backward_body_1(const Model& model, Data& data, MatrixX& Dq, MatrixX& Dv, int i, int ff) {
   const int p = model.parent(i);
   const int v0 = model.joint(i).v_index;
   const RigidInertia& Y = data.oYc[i];
@@ -573,8 +625,12 @@ void derivative_forward_pass(const Model& model, Data& data, const double* q, co
   for (int i = 1; i < nb; ++i) {
     detail::visit_kind(model.joint(i).kind, [&](auto jk) PLUME_PASS_LAMBDA {
       using K = decltype(jk);
-      forward_kinematics_body<K>(model, data, q, v, a, sc, i);
-      forward_dynamics_body<K>(model, data, v, a, i);
+      if constexpr (K::nv == 1 && !K::has_bias) {
+        forward_body_1<K>(model, data, q, v, a, sc, i);
+      } else {
+        forward_kinematics_body<K>(model, data, q, v, a, sc, i);
+        forward_dynamics_body<K>(model, data, v, a, i);
+      }
     });
   }
 }
@@ -586,12 +642,21 @@ void derivative_backward_pass(const Model& model, Data& data, MatrixX& Dq, Matri
   Dv.setZero();
   if (!Tr) data.H.setZero();
   const bool ff = root_free_flyer(model);
+  // Below a root free-flyer, its terms are rotated once for all the joints
+  // when every other joint has one dof (backward_body_1).
+  int mode = kNoFreeFlyer;
+  if (ff) {
+    mode = kFreeFlyerBatch;
+    for (int i = 2; i < model.nbodies(); ++i) {
+      if (model.joint(i).nv > 1) mode = kFreeFlyerTerms;
+    }
+  }
   for (int i = model.nbodies() - 1; i > 0; --i) {
     detail::visit_kind(model.joint(i).kind,
                        [&](auto jk) PLUME_PASS_LAMBDA {
                          using K = decltype(jk);
                          if constexpr (K::nv == 1) {
-                           backward_body_1<Tr>(model, data, Dq, Dv, i, ff);
+                           backward_body_1<Tr>(model, data, Dq, Dv, i, mode);
                          } else if (std::is_same_v<K, detail::FreeFlyer> && ff && i == 1) {
                            root_free_flyer_backward<Tr>(data, Dq, Dv);
                          } else {
@@ -599,6 +664,7 @@ void derivative_backward_pass(const Model& model, Data& data, MatrixX& Dq, Matri
                          }
                        });
   }
+  if (mode == kFreeFlyerBatch) root_free_flyer_batch<Tr>(data, Dq, Dv);
 }
 
 /// rnea_derivatives' passes.
