@@ -275,6 +275,16 @@ PLUME_FLATTEN void root_free_flyer_batch(Data& data, MatrixX& Dq, MatrixX& Dv) {
   const auto T = [n](MatrixX& M, int r0) PLUME_LAMBDA_INLINE { return M.data() + 6 * n + r0; };
   const auto left = [&](int b, MatrixX& M, int c0) PLUME_LAMBDA_INLINE { rotate(b, L(M, c0), nullptr); };
   const auto top = [&](int b, MatrixX& M, int r0) PLUME_LAMBDA_INLINE { rotate(b, nullptr, T(M, r0)); };
+  // The translations' ∂τ/∂q entries are zero (lo_q[3..5] in root_free_flyer_terms).
+  for (int k = 3; k < 6; ++k) {
+    for (Eigen::Index r = 0; r < m; ++r) {
+      if constexpr (Tr) {
+        Dq.data()[(6 + r) * n + k] = 0.0;
+      } else {
+        Dq.data()[k * n + 6 + r] = 0.0;
+      }
+    }
+  }
   if constexpr (Tr) {
     left(2, Dq, 0);
     left(3, Dq, 3);
