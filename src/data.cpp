@@ -43,7 +43,6 @@ Data::Data(const Model& model)
       dVdq(Matrix6X::Zero(6, model.nv())),
       dAdq(Matrix6X::Zero(6, model.nv())),
       dAdv(Matrix6X::Zero(6, model.nv())),
-      dff(MatrixX::Zero(model.nv(), 39)),
       oYc(model.nbodies()),
       oBc(model.nbodies(), Mat3::Zero()),
       opc(model.nbodies(), Vec3::Zero()),

@@ -84,7 +84,6 @@ class Data {
   Matrix6X dVdq;    ///< [6×nv] workspace: ν × s per dof (ν the velocity the joint rides on)
   Matrix6X dAdq;    ///< [6×nv] workspace: α × s + ν × (ν × s) per dof
   Matrix6X dAdv;    ///< [6×nv] workspace: ∂ of the velocity-product terms per dof
-  MatrixX dff;      ///< [nv×39] workspace: the root free-flyer's terms of the one-dof joints (derivatives.cpp)
   std::vector<RigidInertia> oYc;  ///< [nbodies] composite inertia of each subtree, world axes
   std::vector<Mat3> oBc;   ///< [nbodies] composite B11 of each subtree: B = ∂(v ×* I v)/∂v = [B11 0; −2 p× 0]
   std::vector<Vec3> opc;   ///< [nbodies] composite linear momentum p of each subtree (B's lower block)

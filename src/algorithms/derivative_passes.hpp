@@ -337,33 +337,6 @@ PLUME_INLINE void composite_force_at_ddq(Data& data, int i, int p, const double*
   }
 }
 
-// The entries of column c (joint dofs from v0) of the backward pass's
-// matrices that no body writes: the rows of dofs neither above nor below it
-// (each call overwrites every entry, so the matrices need no setZero first).
-PLUME_INLINE void zero_unrelated(const Model& model, double* col, int v0, int c, int n) {
-  for (int r = model.dof_subtree_end(c) + 1; r < n; ++r) col[r] = 0.0;
-  int hi = v0;
-  for (int l = model.dof_parent(v0);; l = model.dof_parent(l)) {
-    for (int r = l + 1; r < hi; ++r) col[r] = 0.0;
-    if (l < 0) break;
-    hi = l;
-  }
-}
-
-/// zero_unrelated for the columns of joint dofs [v0, v0 + nv) of Dq, Dv and,
-/// unless Tr, H.
-template <bool Tr>
-PLUME_INLINE void zero_unrelated_cols(const Model& model, Data& data, MatrixX& Dq, MatrixX& Dv, int v0, int nv) {
-  if (!model.dofs_depth_first()) return;  // (the pass zeroed the matrices)
-  const int n = static_cast<int>(nv_total(data));
-  for (int c = v0; c < v0 + nv; ++c) {
-    const Eigen::Index off = static_cast<Eigen::Index>(c) * n;
-    zero_unrelated(model, Dq.data() + off, v0, c, n);
-    zero_unrelated(model, Dv.data() + off, v0, c, n);
-    if constexpr (!Tr) zero_unrelated(model, data.H.data() + off, v0, c, n);
-  }
-}
-
 // Backward step of body i: its rows and columns against its own and every
 // ancestor dof, then its composite quantities handed to the parent. Tr
 // (aba_derivatives): Dq, Dv receive (∂τ/∂q)ᵀ and (∂τ/∂q̇)ᵀ (the layout of the
@@ -385,7 +358,6 @@ PLUME_FLATTEN void backward_body(const Model& model, Data& data, MatrixX& Dq, Ma
   const auto dAdq = data.dAdq.template middleCols<nv>(v0);
   const auto dVdq = data.dVdq.template middleCols<nv>(v0);
   const auto dAdv = data.dAdv.template middleCols<nv>(v0);
-  zero_unrelated_cols<Tr>(model, data, Dq, Dv, v0, nv);
   // Per own dof k: M1 = Yc s (H's column), M2 = (Bcᵀ s)'s angular part (the
   // linear one is zero), and the forces P, Q whose projections on the
   // ancestors' columns give their rows; Bc x = [B11 x_ω; −2 p × x_ω].
@@ -437,7 +409,7 @@ PLUME_FLATTEN void backward_body(const Model& model, Data& data, MatrixX& Dq, Ma
     // One dof (most joints): fixed-size dot products, ancestor by ancestor.
     const Vec6 m1 = M1.col(0), pk = P.col(0), qk = Q.col(0);
     const Vec3 m2 = M2.col(0);
-    ancestor_terms_1<Tr>(model, data, Dq, Dv, v0, m1.data(), m2.data(), pk.data(), qk.data(), kNoFreeFlyer);
+    ancestor_terms_1<Tr>(model, data, Dq, Dv, v0, m1.data(), m2.data(), pk.data(), qk.data(), false);
   } else {
     for (int e = model.dof_parent(v0); e >= 0;) {
       const int s = model.dof_run_start(e);
@@ -476,7 +448,7 @@ PLUME_FLATTEN void backward_body(const Model& model, Data& data, MatrixX& Dq, Ma
 // Backward step of a one-dof body (most joints) on plain arrays, as
 // backward_body: M1 = Yc s, M2, P, Q formed coefficient by coefficient.
 template <bool Tr>
-PLUME_FLATTEN void backward_body_1(const Model& model, Data& data, MatrixX& Dq, MatrixX& Dv, int i, int ff) {
+PLUME_FLATTEN void backward_body_1(const Model& model, Data& data, MatrixX& Dq, MatrixX& Dv, int i, bool ff) {
   const int p = model.parent(i);
   const int v0 = model.joint(i).v_index;
   const RigidInertia& Y = data.oYc[i];
@@ -488,7 +460,6 @@ PLUME_FLATTEN void backward_body_1(const Model& model, Data& data, MatrixX& Dq, 
   const double* vq = data.dVdq.data() + 6 * v0;
   const double* av = data.dAdv.data() + 6 * v0;
   alignas(16) double m1[6], m2[4], P[6], Q[6];
-  zero_unrelated_cols<Tr>(model, data, Dq, Dv, v0, 1);
   if constexpr (Tr) {
     const double* u = data.U.data() + 6 * static_cast<Eigen::Index>(v0);
     for (int k = 0; k < 6; ++k) m1[k] = u[k];
@@ -617,13 +588,11 @@ PLUME_FLATTEN void root_free_flyer_backward(Data& data, MatrixX& Dq, MatrixX& Dv
   }
   for (int k = 0; k < 6; ++k) {
     for (int l = 0; l < 6; ++l) {
-      // (The translations' ∂τ/∂q columns are zero.)
-      const double dqkl = k < 3 ? dq[k][l] : 0.0;
       if constexpr (Tr) {
-        Dq(k, l) = dqkl;
+        if (k < 3) Dq(k, l) = dq[k][l];
         Dv(k, l) = dv[k][l];
       } else {
-        Dq(l, k) = dqkl;
+        if (k < 3) Dq(l, k) = dq[k][l];
         Dv(l, k) = dv[k][l];
       }
     }
@@ -669,38 +638,23 @@ void derivative_forward_pass(const Model& model, Data& data, const double* q, co
 // Backward pass, leaves to root, into Dq, Dv (transposed when Tr).
 template <bool Tr>
 void derivative_backward_pass(const Model& model, Data& data, MatrixX& Dq, MatrixX& Dv) {
-  // Every entry is written, the unrelated ones by zero_unrelated, when the
-  // dofs are numbered depth first; otherwise zeroed here.
-  if (!model.dofs_depth_first()) {
-    Dq.setZero();
-    Dv.setZero();
-    if (!Tr) data.H.setZero();
-  }
+  Dq.setZero();
+  Dv.setZero();
+  if (!Tr) data.H.setZero();
   const bool ff = root_free_flyer(model);
-  // Below a root free-flyer, its terms are rotated once for all the joints
-  // when every other joint has one dof (backward_body_1) and is below it.
-  int mode = kNoFreeFlyer;
-  if (ff) {
-    mode = model.dofs_depth_first() && model.dof_subtree_end(0) == model.nv() - 1 ? kFreeFlyerBatch : kFreeFlyerTerms;
-    for (int i = 2; i < model.nbodies(); ++i) {
-      if (model.joint(i).nv > 1) mode = kFreeFlyerTerms;
-    }
-  }
   for (int i = model.nbodies() - 1; i > 0; --i) {
     detail::visit_kind(model.joint(i).kind,
                        [&](auto jk) PLUME_PASS_LAMBDA {
                          using K = decltype(jk);
                          if constexpr (K::nv == 1) {
-                           backward_body_1<Tr>(model, data, Dq, Dv, i, mode);
+                           backward_body_1<Tr>(model, data, Dq, Dv, i, ff);
                          } else if (std::is_same_v<K, detail::FreeFlyer> && ff && i == 1) {
-                           zero_unrelated_cols<Tr>(model, data, Dq, Dv, 0, 6);
                            root_free_flyer_backward<Tr>(data, Dq, Dv);
                          } else {
                            backward_body<K, Tr>(model, data, Dq, Dv, i);
                          }
                        });
   }
-  if (mode == kFreeFlyerBatch) root_free_flyer_batch<Tr>(data, Dq, Dv);
 }
 
 /// rnea_derivatives' passes.

@@ -195,136 +195,21 @@ PLUME_INLINE void root_free_flyer_terms(Data& data, MatrixX& Dq, MatrixX& Dv, in
   }
 }
 
-/// root_free_flyer_terms deferred: the world 3-vectors it rotates by E for
-/// the one-dof joint at dof v0 ≥ 6 (M1_ω, M1_v, P_ω, P_v, Q_ω, Q_v, u, w_ω,
-/// w_v) kept in row v0 − 6 of data.dff (columns 3b to 3b + 2 for vector b),
-/// for root_free_flyer_batch to rotate all of them at once.
-PLUME_INLINE void root_free_flyer_store(Data& data, int v0, const double* m1, const double* m2, const double* pk,
-                                        const double* qk) {
-  const double* g = data.oa[0].vector().data() + 3;  // −g
-  const double* v1 = data.ov[1].vector().data();
-  const double* f = m1 + 3;
-  double u[3], w[6];
-  u[0] = f[1] * g[2] - f[2] * g[1];
-  u[1] = f[2] * g[0] - f[0] * g[2];
-  u[2] = f[0] * g[1] - f[1] * g[0];
-  w[0] = m2[0] - ((v1[1] * m1[2] - v1[2] * m1[1]) + (v1[4] * f[2] - v1[5] * f[1]));
-  w[1] = m2[1] - ((v1[2] * m1[0] - v1[0] * m1[2]) + (v1[5] * f[0] - v1[3] * f[2]));
-  w[2] = m2[2] - ((v1[0] * m1[1] - v1[1] * m1[0]) + (v1[3] * f[1] - v1[4] * f[0]));
-  w[3] = -(v1[1] * f[2] - v1[2] * f[1]);
-  w[4] = -(v1[2] * f[0] - v1[0] * f[2]);
-  w[5] = -(v1[0] * f[1] - v1[1] * f[0]);
-  const Eigen::Index ld = data.dff.rows();
-  double* z = data.dff.data() + (v0 - 6);
-  const double* src[9] = {m1, f, pk, pk + 3, qk, qk + 3, u, w, w + 3};
-  for (int b = 0; b < 9; ++b) {
-    for (int k = 0; k < 3; ++k) z[(3 * b + k) * ld] = src[b][k];
-  }
-}
-
-/// The root free-flyer's rows and columns of every one-dof joint from
-/// data.dff (root_free_flyer_store): s_l · x = (E x)_l for the 3-vectors x of
-/// all joints at once, a column of E x per component l (the same sums, in the
-/// same order, as root_free_flyer_terms' dot3). Rotated straight into the
-/// columns 0–5 (rows 6 on) or the rows 0–5 (columns 6 on) of Dq, Dv and H.
-/// Tr as backward_body.
-template <bool Tr>
-PLUME_FLATTEN void root_free_flyer_batch(Data& data, MatrixX& Dq, MatrixX& Dv) {
-  const Eigen::Index n = data.nv;
-  const Eigen::Index m = n - 6;
-  if (m <= 0) return;
-  const Eigen::Index ld = data.dff.rows();
-  const Mat3& E = data.X0[1].E();
-  double* Z = data.dff.data();
-  // Vector b rotated: component l of joint r (row r of dff) into
-  // left[l * n + r] (the columns from 0, rows from 6) and/or top[r * n + l]
-  // (the rows from 0, columns from 6); two joints at a time with SSE2.
-  const auto rotate = [&](int b, double* left, double* top) PLUME_LAMBDA_INLINE {
-    const double* x0 = Z + (3 * b) * ld;
-    const double* x1 = x0 + ld;
-    const double* x2 = x1 + ld;
-    Eigen::Index r = 0;
-#if defined(__SSE2__)
-    __m128d e[3][3];
-    for (int l = 0; l < 3; ++l) {
-      for (int c = 0; c < 3; ++c) e[l][c] = _mm_set1_pd(E(l, c));
-    }
-    for (; r + 2 <= m; r += 2) {
-      const __m128d a0 = _mm_loadu_pd(x0 + r), a1 = _mm_loadu_pd(x1 + r), a2 = _mm_loadu_pd(x2 + r);
-      for (int l = 0; l < 3; ++l) {
-        const __m128d o =
-            _mm_add_pd(_mm_add_pd(_mm_mul_pd(e[l][0], a0), _mm_mul_pd(e[l][1], a1)), _mm_mul_pd(e[l][2], a2));
-        if (left) _mm_storeu_pd(left + l * n + r, o);
-        if (top) {
-          _mm_storel_pd(top + r * n + l, o);
-          _mm_storeh_pd(top + (r + 1) * n + l, o);
-        }
-      }
-    }
-#endif
-    for (; r < m; ++r) {
-      for (int l = 0; l < 3; ++l) {
-        const double o = (E(l, 0) * x0[r] + E(l, 1) * x1[r]) + E(l, 2) * x2[r];
-        if (left) left[l * n + r] = o;
-        if (top) top[r * n + l] = o;
-      }
-    }
-  };
-  // Rows 6 on of columns c0 to c0 + 2 of M; rows r0 to r0 + 2 of columns 6 on.
-  const auto L = [n](MatrixX& M, int c0) PLUME_LAMBDA_INLINE { return M.data() + c0 * n + 6; };
-  const auto T = [n](MatrixX& M, int r0) PLUME_LAMBDA_INLINE { return M.data() + 6 * n + r0; };
-  const auto left = [&](int b, MatrixX& M, int c0) PLUME_LAMBDA_INLINE { rotate(b, L(M, c0), nullptr); };
-  const auto top = [&](int b, MatrixX& M, int r0) PLUME_LAMBDA_INLINE { rotate(b, nullptr, T(M, r0)); };
-  // The translations' ∂τ/∂q entries are zero (lo_q[3..5] in root_free_flyer_terms).
-  for (int k = 3; k < 6; ++k) {
-    for (Eigen::Index r = 0; r < m; ++r) {
-      if constexpr (Tr) {
-        Dq.data()[(6 + r) * n + k] = 0.0;
-      } else {
-        Dq.data()[k * n + 6 + r] = 0.0;
-      }
-    }
-  }
-  if constexpr (Tr) {
-    left(2, Dq, 0);
-    left(3, Dq, 3);
-    left(4, Dv, 0);
-    left(5, Dv, 3);
-    top(6, Dq, 0);
-    top(7, Dv, 0);
-    top(8, Dv, 3);
-  } else {
-    rotate(0, L(data.H, 0), T(data.H, 0));
-    rotate(1, L(data.H, 3), T(data.H, 3));
-    left(6, Dq, 0);
-    left(7, Dv, 0);
-    left(8, Dv, 3);
-    top(2, Dq, 0);
-    top(3, Dq, 3);
-    top(4, Dv, 0);
-    top(5, Dv, 3);
-  }
-}
-
 // Ancestor dofs l of the one-dof joint at dof v0: ∂τ_l/∂x_k = s_l · (P, Q),
 // H_lk = s_l · M1, and this dof's row ∂τ_k/∂x_l = M1 · (dAdq_l, dAdv_l) +
 // M2 · (dVdq_l, s_l)_ω (m1, pk, qk: 6 numbers; m2: 3). Tr as backward_body.
-// ff: the root free-flyer's dofs 0–5 (root_free_flyer(model)) by
-// root_free_flyer_terms (kFreeFlyerTerms), kept for root_free_flyer_batch
-// (kFreeFlyerBatch), or none of them (kNoFreeFlyer: every dof's terms here).
-enum FreeFlyerMode { kNoFreeFlyer = 0, kFreeFlyerTerms = 1, kFreeFlyerBatch = 2 };
-
+// ff: root_free_flyer(model) (its dofs 0–5 by root_free_flyer_terms).
 template <bool Tr>
 PLUME_INLINE void ancestor_terms_1(const Model& model, Data& data, MatrixX& Dq, MatrixX& Dv, int v0,
                                    const double* m1, const double* m2, const double* pk, const double* qk,
-                                   int ff) {
+                                   bool ff) {
   const Eigen::Map<const Vec6> m1v(m1), pkv(pk), qkv(qk);
   const Eigen::Map<const Vec3> m2v(m2);
   const Eigen::Index n = nv_total(data);
   double* rq = Dq.data() + static_cast<Eigen::Index>(v0) * n;
   double* rv = Dv.data() + static_cast<Eigen::Index>(v0) * n;
   [[maybe_unused]] double* rh = data.H.data() + static_cast<Eigen::Index>(v0) * n;
-  const int lo = ff != kNoFreeFlyer ? 6 : 0;
+  const int lo = ff ? 6 : 0;
   int l = model.dof_parent(v0);
   for (; l >= lo; l = model.dof_parent(l)) {
     const Eigen::Map<const Vec6> sl(data.oS.data() + 6 * l);
@@ -349,13 +234,7 @@ PLUME_INLINE void ancestor_terms_1(const Model& model, Data& data, MatrixX& Dq, 
       Dv(v0, l) = lo_v;
     }
   }
-  if (l == 5) {
-    if (ff == kFreeFlyerBatch) {
-      root_free_flyer_store(data, v0, m1, m2, pk, qk);
-    } else if (ff == kFreeFlyerTerms) {
-      root_free_flyer_terms<Tr>(data, Dq, Dv, v0, m1, m2, pk, qk);
-    }
-  }
+  if (ff && l == 5) root_free_flyer_terms<Tr>(data, Dq, Dv, v0, m1, m2, pk, qk);
 }
 
 // ---- The passes, built twice -----------------------------------------------
