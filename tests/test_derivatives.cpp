@@ -5,6 +5,7 @@
 
 #include <Eigen/Dense>
 #include <cstdio>
+#include <limits>
 
 #include "plume/algorithms/aba.hpp"
 #include "plume/algorithms/crba.hpp"
@@ -189,6 +190,31 @@ TEST(Derivatives, PortableAndWideBuildsAgree) {
       EXPECT_LE(rel_error(wide.ddq_dv, port.ddq_dv), 1e-12);
       EXPECT_LE(rel_error(wide.Minv, port.Minv), 1e-12);
     }
+  }
+}
+
+TEST(Derivatives, ResultsDoNotDependOnTheMatricesContents) {
+  // The backward passes write every entry of their matrices (the pairs of
+  // unrelated dofs as zeros) instead of zeroing them first: results left in
+  // them, or anything a caller wrote there, must not show.
+  for (const Model& m : test_models()) {
+    SCOPED_TRACE(m.name());
+    std::mt19937_64 g(77);
+    const VectorX q = random_configuration(m, 77);
+    const VectorX v = random_vector(g, m.nv(), 2.0);
+    const VectorX a = random_vector(g, m.nv(), 3.0);
+    Data fresh(m), used(m);
+    rnea_derivatives(m, fresh, q, v, a);
+    aba_derivatives(m, fresh, q, v, a);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (MatrixX* M : {&used.dtau_dq, &used.dtau_dv, &used.H, &used.ddq_dq, &used.ddq_dv, &used.Minv}) M->setConstant(nan);
+    rnea_derivatives(m, used, q, v, a);
+    aba_derivatives(m, used, q, v, a);
+    EXPECT_TRUE(used.dtau_dq.cwiseEqual(fresh.dtau_dq).all());
+    EXPECT_TRUE(used.dtau_dv.cwiseEqual(fresh.dtau_dv).all());
+    EXPECT_TRUE(used.ddq_dq.cwiseEqual(fresh.ddq_dq).all());
+    EXPECT_TRUE(used.ddq_dv.cwiseEqual(fresh.ddq_dv).all());
+    EXPECT_TRUE(used.Minv.cwiseEqual(fresh.Minv).all());
   }
 }
 

@@ -137,6 +137,58 @@ PLUME_FLATTEN void forward_dynamics_body(const Model& model, Data& data, const d
   }
 }
 
+// Forward step of a one-dof body (most joints), both halves at once, on
+// plain arrays. With ν, α the parent's velocity and acceleration and s the
+// world column: dVdq = ν × s, and since v = ν + s q̇ and s × s = 0, the
+// velocity product v × (s q̇) is q̇ dVdq (no cross product of its own), and
+// dAdv = 2 dVdq. ν, α, v and a stay in registers for the body's force and B.
+template <class K>
+PLUME_FLATTEN void forward_body_1(const Model& model, Data& data, const double* q, const double* v, const double* a,
+                                  const double* sc, int i) {
+  const Joint& j = model.joint(i);
+  const int p = model.parent(i);
+  detail::position_from<K>(j, model.Xtree(i), q + j.q_index, sc, i, data.Xup[i], detail::S_cols(data.S, j));
+  const Vec3 rel = detail::world_placement<K>(model, data, i);
+  const Mat3& E = data.X0[i].E();
+  const int col = j.v_index;
+  double s[6];
+  K::world_subspace(E, rel, detail::S_cols(data.S, j), s);
+  const double qd = v[col], qdd = a[col];
+  const double* nu = data.ov[p].vector().data();
+  const double* alpha = data.oa[p].vector().data();
+  double t1[6], t2[6], t3[6], vi[6], ai[6];
+  motion_cross(nu, s, t1);
+  motion_cross(alpha, s, t2);
+  motion_cross(nu, t1, t3);
+  double* oS = data.oS.data() + 6 * col;
+  double* dV = data.dVdq.data() + 6 * col;
+  double* dA = data.dAdq.data() + 6 * col;
+  double* dAv = data.dAdv.data() + 6 * col;
+  double* ov = data.ov[i].vector().data();
+  double* oa = data.oa[i].vector().data();
+  for (int k = 0; k < 6; ++k) {
+    vi[k] = nu[k] + s[k] * qd;
+    ai[k] = (alpha[k] + t1[k] * qd) + s[k] * qdd;
+    oS[k] = s[k];
+    dV[k] = t1[k];
+    dA[k] = t2[k] + t3[k];
+    dAv[k] = t1[k] + t1[k];
+    ov[k] = vi[k];
+    oa[k] = ai[k];
+  }
+  const RigidInertia oI = detail::world_inertia(model, i, E, rel);
+  double h[6];
+  detail::inertia_times(oI, vi, h);
+  double* F = data.oFc[i].vector().data();
+  double f[6];
+  detail::inertia_times(oI, ai, f);
+  add_force_cross(vi, h, f);
+  for (int k = 0; k < 6; ++k) F[k] = f[k];
+  data.oYc[i] = oI;
+  body_B11_scalar(oI, vi, h, data.oBc[i]);
+  data.opc[i] = Vec3(h[3], h[4], h[5]);
+}
+
 // ---- aba_derivatives without ABA ------------------------------------------
 //
 // aba_derivatives needs q̈ before its backward pass (∂τ/∂q depends on q̈
@@ -573,8 +625,12 @@ void derivative_forward_pass(const Model& model, Data& data, const double* q, co
   for (int i = 1; i < nb; ++i) {
     detail::visit_kind(model.joint(i).kind, [&](auto jk) PLUME_PASS_LAMBDA {
       using K = decltype(jk);
-      forward_kinematics_body<K>(model, data, q, v, a, sc, i);
-      forward_dynamics_body<K>(model, data, v, a, i);
+      if constexpr (K::nv == 1 && !K::has_bias) {
+        forward_body_1<K>(model, data, q, v, a, sc, i);
+      } else {
+        forward_kinematics_body<K>(model, data, q, v, a, sc, i);
+        forward_dynamics_body<K>(model, data, v, a, i);
+      }
     });
   }
 }
