@@ -701,12 +701,13 @@ PLUME_FLATTEN void crba_passes(const Model& model, Data& data, const VecRef& q) 
     double* F = data.Fc.data();
     for (int i = nb - 1; i > 0; --i) {
       const Joint& j = joint[i];
-      const RigidInertia& Y = data.Ic[i];
       const int p = parent[i];
       const int v0 = j.v_index;
       const int v1 = v0 + j.nv - 1;
       const int e = model.dof_subtree_end(v0);
-      if (e == v1) data.Ic[i] = inertia[i];  // a leaf
+      // A leaf's composite inertia is its own inertia: read from the model
+      // (not copied to Ic[i]).
+      const RigidInertia& Y = e == v1 ? inertia[i] : data.Ic[i];
       // Ic[p] is written first by p's child with the highest index, the one
       // whose subtree ends where p's does: the base is p's own inertia then.
       auto parent_base = [&]() PLUME_LAMBDA_INLINE -> const RigidInertia& {
@@ -724,10 +725,7 @@ PLUME_FLATTEN void crba_passes(const Model& model, Data& data, const VecRef& q) 
         own_column(j, Y, S, v0, v0, H, nv, f);
         double* Fk = F + v0;
         if (e > v1) project_columns(j, S, F, H, nv, v1 + 1, e);
-        if (p == 0) {
-          for (int m = 0; m < 6; ++m) Fk[m * nv] = f[m];
-          continue;
-        }
+        if (p == 0) continue;  // (column v0 of F is not read again)
         // An odd number of columns: the joint's own moves up alone, from the
         // registers it was computed in, and the rest in pairs (instead of
         // through F and back for columns_up's single-column pass).
