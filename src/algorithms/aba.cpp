@@ -83,11 +83,9 @@ PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, c
   detail::revolute_sin_cos(model, q, sc);
   // A one-dof body on the world without children: q̈ in pass 1
   // (root_leaf_qdd), no articulated-body terms, passes 2 and 3 skip it.
-  const int* parent = model.parents().data();
-  const Joint* joint = &model.joint(0);
-  auto root_leaf = [&](int i) PLUME_LAMBDA_INLINE {
-    const Joint& j = joint[i];
-    return parent[i] == 0 && j.nv == 1 && !fext && model.dof_subtree_end(j.v_index) == j.v_index;
+  // (p: the body's parent, vi: its one dof; p tested first, from a register.)
+  auto root_leaf = [&](int p, int vi) PLUME_LAMBDA_INLINE {
+    return p == 0 && !fext && model.dof_subtree_end(vi) == vi;
   };
   // Pass 1, root to leaves: placements, world subspaces, velocities,
   // velocity-product terms c = v × vJ (+ cJ), rigid inertias and bias forces.
@@ -100,7 +98,7 @@ PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, c
       constexpr int nv = K::nv;
       detail::position_from<K>(j, model.Xtree(i), q + j.q_index, sc, i, data.Xup[i], detail::S_cols(data.S, j));
       if constexpr (nv == 1) {
-        if (root_leaf(i)) {
+        if (root_leaf(p, j.v_index)) {
           data.ddq[j.v_index] = root_leaf_qdd<K>(model.inertia(i), data.Xup[i].E(), model.gravity(),
                                                  detail::S_cols(data.S, j), tau[j.v_index]);
           return;
@@ -152,7 +150,7 @@ PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, c
       using VecN = Eigen::Matrix<double, nv, 1>;
       const int vi = j.v_index;
       if constexpr (nv == 1) {
-        if (root_leaf(i)) return;
+        if (root_leaf(p, vi)) return;
       }
       if constexpr (nv == 6) {
         if (free_leaf(model, i)) {
@@ -220,7 +218,7 @@ PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, c
       constexpr int nv = decltype(jk)::nv;
       const int vi = j.v_index;
       if constexpr (nv == 1) {
-        if (root_leaf(i)) return;
+        if (root_leaf(p, vi)) return;
       }
       Motion& a = data.oa[i];
       a = data.oa[p] + data.oc[i];
