@@ -558,9 +558,11 @@ TEST(Aba, OneDofBodiesOnTheWorldWithoutChildrenAgreeWithCrba) {
   // One-dof bodies hung on the world with no children (a pendulum, a row of
   // sliders), every one-dof kind, with rotated and offset joint frames, full
   // inertias and a slanted gravity: ABA's q̈ in body coordinates against
-  // H⁻¹(τ − C) and RNEA; beside them a chain (not a leaf) and a body with
-  // external forces (the general passes).
+  // H⁻¹(τ − C) and RNEA; then with a chain beside them (not leaves), and
+  // with external forces (the general passes).
   std::mt19937_64 g(47);
+  for (const bool with_chain : {false, true}) {
+  SCOPED_TRACE(with_chain ? "with a chain" : "root leaves only");
   ModelBuilder b("root_leaves");
   b.set_gravity(Vec3(1.5, -2.0, -9.0));
   const JointSpec kinds[] = {JointSpec::revolute("rx", Vec3::UnitX()),      JointSpec::revolute("ry", Vec3::UnitY()),
@@ -577,10 +579,12 @@ TEST(Aba, OneDofBodiesOnTheWorldWithoutChildrenAgreeWithCrba) {
     b.add_body("b" + std::to_string(k++), 0, j2, Transform::from_pose(random_rotation(g), random_vec3(g, 0.5)),
                random_inertia(g));
   }
-  const int link = b.add_body("link", 0, JointSpec::revolute("hinge", Vec3::UnitY()),
-                              Transform::from_pose(random_rotation(g), random_vec3(g, 0.5)), random_inertia(g));
-  b.add_body("tip", link, JointSpec::revolute("tip_hinge", Vec3::UnitZ()),
-             Transform::from_pose(random_rotation(g), random_vec3(g, 0.5)), random_inertia(g));
+  if (with_chain) {
+    const int link = b.add_body("link", 0, JointSpec::revolute("hinge", Vec3::UnitY()),
+                                Transform::from_pose(random_rotation(g), random_vec3(g, 0.5)), random_inertia(g));
+    b.add_body("tip", link, JointSpec::revolute("tip_hinge", Vec3::UnitZ()),
+               Transform::from_pose(random_rotation(g), random_vec3(g, 0.5)), random_inertia(g));
+  }
   const Model m = b.build();
   Data d(m);
   for (std::uint64_t seed = 1; seed <= 4; ++seed) {
@@ -594,6 +598,7 @@ TEST(Aba, OneDofBodiesOnTheWorldWithoutChildrenAgreeWithCrba) {
     std::vector<Force> fext(m.nbodies(), Force::Zero());
     for (int i = 1; i < m.nbodies(); ++i) fext[i] = Force(random_vec3(g), random_vec3(g));
     EXPECT_LT(rel_err(aba(m, d, s.q, s.v, rnea(m, d, s.q, s.v, s.a, fext), fext), s.a), 1e-12) << "seed " << seed;
+  }
   }
 }
 

@@ -76,17 +76,39 @@ PLUME_INLINE double root_leaf_qdd(const RigidInertia& I, const Mat3& E, const Ve
   }
 }
 
+/// Is every body a one-dof body on the world without children?
+PLUME_INLINE bool all_root_leaves(const Model& model) {
+  const int* parent = model.parents().data();
+  const Joint* joint = &model.joint(0);
+  for (int i = 1; i < model.nbodies(); ++i) {
+    const Joint& j = joint[i];
+    if (parent[i] != 0 || j.nv != 1 || model.dof_subtree_end(j.v_index) != j.v_index) return false;
+  }
+  return true;
+}
+
 PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, const double* v, const double* tau,
                               const std::vector<Force>* fext) {
   const int nb = model.nbodies();
   double* sc = data.qsc.data();
   detail::revolute_sin_cos(model, q, sc);
-  // A one-dof body on the world without children: q̈ in pass 1
-  // (root_leaf_qdd), no articulated-body terms, passes 2 and 3 skip it.
-  // (p: the body's parent, vi: its one dof; p tested first, from a register.)
-  auto root_leaf = [&](int p, int vi) PLUME_LAMBDA_INLINE {
-    return p == 0 && !fext && model.dof_subtree_end(vi) == vi;
-  };
+  // Every body a one-dof body on the world without children (a pendulum, a
+  // row of sliders): q̈ of each from root_leaf_qdd, no articulated-body
+  // passes. (Tested up to the first other body: one body on most models.)
+  if (!fext && all_root_leaves(model)) {
+    for (int i = 1; i < nb; ++i) {
+      const Joint& j = model.joint(i);
+      detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
+        using K = decltype(jk);
+        if constexpr (K::nv == 1) {
+          detail::position_from<K>(j, model.Xtree(i), q + j.q_index, sc, i, data.Xup[i], detail::S_cols(data.S, j));
+          data.ddq[j.v_index] = root_leaf_qdd<K>(model.inertia(i), data.Xup[i].E(), model.gravity(),
+                                                 detail::S_cols(data.S, j), tau[j.v_index]);
+        }
+      });
+    }
+    return;
+  }
   // Pass 1, root to leaves: placements, world subspaces, velocities,
   // velocity-product terms c = v × vJ (+ cJ), rigid inertias and bias forces.
   data.ov[0] = Motion::Zero();
@@ -97,13 +119,6 @@ PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, c
       using K = decltype(jk);
       constexpr int nv = K::nv;
       detail::position_from<K>(j, model.Xtree(i), q + j.q_index, sc, i, data.Xup[i], detail::S_cols(data.S, j));
-      if constexpr (nv == 1) {
-        if (root_leaf(p, j.v_index)) {
-          data.ddq[j.v_index] = root_leaf_qdd<K>(model.inertia(i), data.Xup[i].E(), model.gravity(),
-                                                 detail::S_cols(data.S, j), tau[j.v_index]);
-          return;
-        }
-      }
       const Vec3 rel = detail::world_placement<K>(model, data, i);
       const Mat3& E = data.X0[i].E();
       const double* S = detail::S_cols(data.S, j);
@@ -149,9 +164,6 @@ PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, c
       using MatN = Eigen::Matrix<double, nv, nv>;
       using VecN = Eigen::Matrix<double, nv, 1>;
       const int vi = j.v_index;
-      if constexpr (nv == 1) {
-        if (root_leaf(p, vi)) return;
-      }
       if constexpr (nv == 6) {
         if (free_leaf(model, i)) {
           // u holds I⁻¹(τ − pA) in body coordinates; pass 3 subtracts S⁻¹a.
@@ -217,9 +229,6 @@ PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, c
     detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
       constexpr int nv = decltype(jk)::nv;
       const int vi = j.v_index;
-      if constexpr (nv == 1) {
-        if (root_leaf(p, vi)) return;
-      }
       Motion& a = data.oa[i];
       a = data.oa[p] + data.oc[i];
       if constexpr (nv == 6) {

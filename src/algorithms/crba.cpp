@@ -705,9 +705,8 @@ PLUME_FLATTEN void crba_passes(const Model& model, Data& data, const VecRef& q) 
       const int v0 = j.v_index;
       const int v1 = v0 + j.nv - 1;
       const int e = model.dof_subtree_end(v0);
-      // A leaf's composite inertia is its own inertia: read from the model
-      // (not copied to Ic[i]).
-      const RigidInertia& Y = e == v1 ? inertia[i] : data.Ic[i];
+      const RigidInertia& Y = data.Ic[i];
+      if (e == v1) data.Ic[i] = inertia[i];  // a leaf
       // Ic[p] is written first by p's child with the highest index, the one
       // whose subtree ends where p's does: the base is p's own inertia then.
       auto parent_base = [&]() PLUME_LAMBDA_INLINE -> const RigidInertia& {

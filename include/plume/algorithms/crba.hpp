@@ -10,8 +10,7 @@ namespace plume {
 /// Writes data.H, both triangles, and the workspace it is built from: the joint
 /// transforms data.Xup and the motion subspaces data.S at q (which
 /// unchecked::bias_forces_after_crba reuses) and the composite inertias
-/// data.Ic of the bodies with children (a leaf's is its own inertia, which
-/// CRBA reads from the model). It computes no placements: data.X0, the velocities and the frame
+/// data.Ic. It computes no placements: data.X0, the velocities and the frame
 /// placements keep what the last call that wrote them left, at whatever q that
 /// was. Before reading placements after crba() (body_position,
 /// update_frame_placements, contact detection, contact_jacobian,
