@@ -554,6 +554,54 @@ TEST(Aba, FreeBodiesWithoutChildrenAgreeWithCrba) {
   }
 }
 
+TEST(Aba, OneDofBodiesOnTheWorldWithoutChildrenAgreeWithCrba) {
+  // One-dof bodies hung on the world with no children (a pendulum, a row of
+  // sliders), every one-dof kind, with rotated and offset joint frames, full
+  // inertias and a slanted gravity: ABA's q̈ in body coordinates against
+  // H⁻¹(τ − C) and RNEA; then with a chain beside them (not leaves), and
+  // with external forces (the general passes).
+  std::mt19937_64 g(47);
+  for (const bool with_chain : {false, true}) {
+  SCOPED_TRACE(with_chain ? "with a chain" : "root leaves only");
+  ModelBuilder b("root_leaves");
+  b.set_gravity(Vec3(1.5, -2.0, -9.0));
+  const JointSpec kinds[] = {JointSpec::revolute("rx", Vec3::UnitX()),      JointSpec::revolute("ry", Vec3::UnitY()),
+                             JointSpec::continuous("rz", Vec3::UnitZ()),    JointSpec::revolute("ra", Vec3(1, 2, -2) / 3.0),
+                             JointSpec::prismatic("px", Vec3::UnitX()),     JointSpec::prismatic("py", Vec3::UnitY()),
+                             JointSpec::prismatic("pz", Vec3::UnitZ()),     JointSpec::prismatic("pa", Vec3(2, -1, 2) / 3.0)};
+  int k = 0;
+  for (const JointSpec& j : kinds) {
+    // Each kind twice: with the identity tree rotation and with a random one.
+    b.add_body("a" + std::to_string(k), 0, j, Transform::from_pose(Mat3::Identity(), random_vec3(g, 0.5)),
+               random_inertia(g));
+    JointSpec j2 = j;
+    j2.name += "_rotated";
+    b.add_body("b" + std::to_string(k++), 0, j2, Transform::from_pose(random_rotation(g), random_vec3(g, 0.5)),
+               random_inertia(g));
+  }
+  if (with_chain) {
+    const int link = b.add_body("link", 0, JointSpec::revolute("hinge", Vec3::UnitY()),
+                                Transform::from_pose(random_rotation(g), random_vec3(g, 0.5)), random_inertia(g));
+    b.add_body("tip", link, JointSpec::revolute("tip_hinge", Vec3::UnitZ()),
+               Transform::from_pose(random_rotation(g), random_vec3(g, 0.5)), random_inertia(g));
+  }
+  const Model m = b.build();
+  Data d(m);
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    const State s = random_state(m, seed);
+    const VectorX tau = random_vector(g, m.nv(), 5.0);
+    const VectorX C = bias_forces(m, d, s.q, s.v);
+    const MatrixX H = crba(m, d, s.q);
+    const VectorX expected = H.llt().solve(tau - C);
+    EXPECT_LT(rel_err(aba(m, d, s.q, s.v, tau), expected), 1e-12) << "seed " << seed;
+    EXPECT_LT(rel_err(aba(m, d, s.q, s.v, rnea(m, d, s.q, s.v, s.a)), s.a), 1e-12) << "seed " << seed;
+    std::vector<Force> fext(m.nbodies(), Force::Zero());
+    for (int i = 1; i < m.nbodies(); ++i) fext[i] = Force(random_vec3(g), random_vec3(g));
+    EXPECT_LT(rel_err(aba(m, d, s.q, s.v, rnea(m, d, s.q, s.v, s.a, fext), fext), s.a), 1e-12) << "seed " << seed;
+  }
+  }
+}
+
 // The kernels' sine and cosine (detail::sin_cos, sin_cos_pair: SLEEF's
 // sincos, at most 3.5 ulp from the exact values) against libm (glibc: below
 // 1 ulp): within 4.5 × 2^-52 |value| (and 1e-300 absolutely,

@@ -44,11 +44,71 @@ PLUME_INLINE double dot6(const double* a, const double* b) {
   return (a[0] * b[0] + (a[2] * b[2] + a[4] * b[4])) + (a[1] * b[1] + (a[3] * b[3] + a[5] * b[5]));
 }
 
+/// q̈ of a one-dof body on the world without children (a pendulum, a lone
+/// slider), in its body coordinates: its articulated inertia is its rigid
+/// inertia I, its parent's velocity is zero, so c = v × vJ = 0, and
+/// Sᵀ(v ×* I v) = q̇² Sᵀ(S ×* I S) = 0; with U = I S, D = Sᵀ U and the
+/// parent's acceleration [0; E(−g)] (E = Xup's rotation),
+/// q̈ = (τ − U_linᵀ E(−g)) / D. For an axis-aligned revolute joint S = e_A:
+/// D = Ī(A, A) and U_lin = e_A × h, constant in body coordinates (no
+/// products); for one along a coordinate axis, S = [0; e_A]: D = m, U_lin = m e_A.
+template <class K>
+PLUME_INLINE double root_leaf_qdd(const RigidInertia& I, const Mat3& E, const Vec3& g, const double* S, double tau) {
+  const double g0 = g[0], g1 = g[1], g2 = g[2];
+  // a = E (−g), row r of E times −g.
+  auto a_row = [&](int r) PLUME_LAMBDA_INLINE { return -((E(r, 0) * g0 + E(r, 1) * g1) + E(r, 2) * g2); };
+  if constexpr (detail::is_revolute_aligned<K>) {
+    constexpr int A = K::axis;
+    constexpr int i1 = (A + 1) % 3;
+    constexpr int i2 = (A + 2) % 3;
+    const Vec3& h = I.h();
+    const double Ua = h[i1] * a_row(i2) - h[i2] * a_row(i1);
+    return (tau - Ua) / I.Ibar()(A, A);
+  } else if constexpr (detail::is_prismatic_aligned<K>) {
+    // S = [0; e_A]: U_lin = m e_A, D = m.
+    const double m = I.mass();
+    return (tau - m * a_row(K::axis)) / m;
+  } else {
+    double U[6];
+    detail::inertia_times(I, S, U);
+    const double Ua = (U[3] * a_row(0) + U[4] * a_row(1)) + U[5] * a_row(2);
+    return (tau - Ua) / dot6(S, U);
+  }
+}
+
+/// Is every body a one-dof body on the world without children?
+PLUME_INLINE bool all_root_leaves(const Model& model) {
+  const int* parent = model.parents().data();
+  const Joint* joint = &model.joint(0);
+  for (int i = 1; i < model.nbodies(); ++i) {
+    const Joint& j = joint[i];
+    if (parent[i] != 0 || j.nv != 1 || model.dof_subtree_end(j.v_index) != j.v_index) return false;
+  }
+  return true;
+}
+
 PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, const double* v, const double* tau,
                               const std::vector<Force>* fext) {
   const int nb = model.nbodies();
   double* sc = data.qsc.data();
   detail::revolute_sin_cos(model, q, sc);
+  // Every body a one-dof body on the world without children (a pendulum, a
+  // row of sliders): q̈ of each from root_leaf_qdd, no articulated-body
+  // passes. (Tested up to the first other body: one body on most models.)
+  if (!fext && all_root_leaves(model)) {
+    for (int i = 1; i < nb; ++i) {
+      const Joint& j = model.joint(i);
+      detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
+        using K = decltype(jk);
+        if constexpr (K::nv == 1) {
+          detail::position_from<K>(j, model.Xtree(i), q + j.q_index, sc, i, data.Xup[i], detail::S_cols(data.S, j));
+          data.ddq[j.v_index] = root_leaf_qdd<K>(model.inertia(i), data.Xup[i].E(), model.gravity(),
+                                                 detail::S_cols(data.S, j), tau[j.v_index]);
+        }
+      });
+    }
+    return;
+  }
   // Pass 1, root to leaves: placements, world subspaces, velocities,
   // velocity-product terms c = v × vJ (+ cJ), rigid inertias and bias forces.
   data.ov[0] = Motion::Zero();

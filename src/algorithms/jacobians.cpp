@@ -33,9 +33,28 @@ PLUME_FLATTEN void support_kinematics(const Model& model, Data& data, const VecR
     }
   }
   if (held != 0) detail::sin_cos(q[joint[held].q_index], sc[2 * held], sc[2 * held + 1]);
+  // X0 only (detail::body_placement's operations): a body on the world
+  // placed straight into X0, the others' Xup kept local (data.Xup is not
+  // written: the callers need the placements only).
+  const Transform* Xtree = &model.Xtree(0);
   while (n > 0) {
     const int i = chain[--n];
-    detail::visit_kind(joint[i].kind, [&](auto jk) PLUME_LAMBDA_INLINE { detail::body_placement<decltype(jk)>(model, data, q.data(), i, sc); });
+    const Joint& j = joint[i];
+    const int p = parent[i];
+    detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
+      using K = decltype(jk);
+      Transform& X0 = data.X0[i];
+      double* S = detail::S_cols(data.S, j);
+      if (p == 0) {
+        detail::position_from<K>(j, Xtree[i], q.data() + j.q_index, sc, i, X0, S);
+        return;
+      }
+      Transform Xup;
+      detail::position_from<K>(j, Xtree[i], q.data() + j.q_index, sc, i, Xup, S);
+      const Transform& X0p = data.X0[p];
+      K::world_rotation(j, Xup, X0p.E(), X0.E());
+      X0.r().noalias() = X0p.r() + X0p.E().transpose() * Xup.r();
+    });
   }
 }
 

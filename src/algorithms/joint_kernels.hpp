@@ -154,6 +154,7 @@ struct SparseRotation {
 template <int A>
 struct RevoluteAligned {
   static constexpr int nv = 1;
+  static constexpr int axis = A;
   static constexpr bool has_bias = false;
   static PLUME_INLINE void position(const Joint&, const Transform& Xtree, const double* q, Transform& Xup, double*) {
     double s, c;
@@ -346,6 +347,7 @@ PLUME_INLINE void translate_force_transpose(const double* r, const double* x, do
 template <int A>
 struct PrismaticAligned {
   static constexpr int nv = 1;
+  static constexpr int axis = A;
   static constexpr bool has_bias = false;
   static PLUME_INLINE void position(const Joint&, const Transform& Xtree, const double* q, Transform& Xup, double*) {
     // r = r_tree + E_treeᵀ (q e_A): q times row A of E_tree.

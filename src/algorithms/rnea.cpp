@@ -83,6 +83,23 @@ struct AlignedRnea {
     for (int k = 0; k < 6; ++k) ai[k] = y[k] + m[k];
     if constexpr (with_acceleration) ai[A] += qdd;
   }
+  // forward() for a body on the world: v_λ = 0 and a_λ = [0; l] (l = −g),
+  // so v_i = e_A q̇, a_i = [e_A q̈; E l] (Xup of a zero velocity and
+  // v_i × e_A q̇ = 0 not computed).
+  template <bool with_acceleration>
+  static PLUME_INLINE void root_forward(const Transform& X, const double* l, double qd, double qdd, double* vi,
+                                        double* ai) {
+    const double c = X.E()(i1, i1);
+    const double s = X.E()(i1, i2);
+    for (int k = 0; k < 6; ++k) vi[k] = 0.0;
+    vi[A] = qd;
+    ai[A] = with_acceleration ? qdd : 0.0;
+    ai[i1] = 0.0;
+    ai[i2] = 0.0;
+    ai[3 + A] = l[A];
+    ai[3 + i1] = c * l[i1] + s * l[i2];
+    ai[3 + i2] = c * l[i2] - s * l[i1];
+  }
   // fp += Xupᵀ f.
   static PLUME_INLINE void add_up_transpose(const Transform& X, const double* x, double* fp) {
     const double c = X.E()(i1, i1);
@@ -317,6 +334,13 @@ PLUME_FLATTEN void rnea_passes(const Model& model, Data& data, const double* q, 
         if constexpr (aligned_axis<K> >= 0) {
           if (j.tree_rotation_identity) {
             constexpr bool all = terms == Terms::All;
+            if (p == 0) {
+              AlignedRnea<aligned_axis<K>>::template root_forward<all>(
+                  X, data.a[0].vector().data() + 3, qd[0], all ? a[j.v_index] : 0.0, vi.vector().data(),
+                  ai.vector().data());
+              body_force(I, ai, vi, data.f[i]);
+              return;
+            }
             AlignedRnea<aligned_axis<K>>::template forward<all>(
                 X, data.v[p].vector().data(), data.a[p].vector().data(), qd[0], all ? a[j.v_index] : 0.0,
                 vi.vector().data(), ai.vector().data());
