@@ -7,6 +7,7 @@
 
 #include "checks.hpp"
 #include "joint_kernels.hpp"
+#include "root_leaves.hpp"
 
 namespace plume {
 
@@ -76,17 +77,6 @@ PLUME_INLINE double root_leaf_qdd(const RigidInertia& I, const Mat3& E, const Ve
   }
 }
 
-/// Is every body a one-dof body on the world without children?
-PLUME_INLINE bool all_root_leaves(const Model& model) {
-  const int* parent = model.parents().data();
-  const Joint* joint = &model.joint(0);
-  for (int i = 1; i < model.nbodies(); ++i) {
-    const Joint& j = joint[i];
-    if (parent[i] != 0 || j.nv != 1 || model.dof_subtree_end(j.v_index) != j.v_index) return false;
-  }
-  return true;
-}
-
 PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, const double* v, const double* tau,
                               const std::vector<Force>* fext) {
   const int nb = model.nbodies();
@@ -95,7 +85,7 @@ PLUME_FLATTEN void aba_passes(const Model& model, Data& data, const double* q, c
   // Every body a one-dof body on the world without children (a pendulum, a
   // row of sliders): q̈ of each from root_leaf_qdd, no articulated-body
   // passes. (Tested up to the first other body: one body on most models.)
-  if (!fext && all_root_leaves(model)) {
+  if (!fext && detail::all_root_leaves(model)) {
     for (int i = 1; i < nb; ++i) {
       const Joint& j = model.joint(i);
       detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {

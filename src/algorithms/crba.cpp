@@ -23,6 +23,7 @@
 #include "checks.hpp"
 #include "crba_placements.hpp"
 #include "joint_kernels.hpp"
+#include "root_leaves.hpp"
 
 namespace plume {
 
@@ -627,17 +628,6 @@ PLUME_INLINE void add_to_parent(const Joint& j, const RigidInertia& Y, const Tra
   }
 }
 
-/// Is every body a one-dof body on the world without children?
-PLUME_INLINE bool all_root_leaves(const Model& model) {
-  const int* parent = model.parents().data();
-  const Joint* joint = &model.joint(0);
-  for (int i = 1; i < model.nbodies(); ++i) {
-    const Joint& j = joint[i];
-    if (parent[i] != 0 || j.nv != 1 || model.dof_subtree_end(j.v_index) != j.v_index) return false;
-  }
-  return true;
-}
-
 template <bool Placements>
 PLUME_FLATTEN void crba_passes(const Model& model, Data& data, const VecRef& q) {
   const int nb = model.nbodies();
@@ -706,7 +696,7 @@ PLUME_FLATTEN void crba_passes(const Model& model, Data& data, const VecRef& q) 
   // row of sliders): H is diagonal, H(k, k) = S_kᵀ I_k S_k, and the backward
   // loop's set-up (clang: about 40 instructions before its first body) is
   // not needed.
-  if (all_root_leaves(model)) {
+  if (detail::all_root_leaves(model)) {
     for (int i = 1; i < nb; ++i) {
       const Joint& j = joint[i];
       data.Ic[i] = inertia[i];
