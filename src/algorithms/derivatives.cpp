@@ -541,7 +541,7 @@ __attribute__((target("avx2,fma"))) bool inverse_and_products_avx(const Model& m
   begin2[n] = nt2;
   data.Minv.setZero();
   data.Minv.diagonal().setOnes();
-  const auto chunk = [&](auto pw, auto masked, Eigen::Index r, int tail) __attribute__((always_inline)) {
+  const auto chunk = [&](auto pw, auto masked, Eigen::Index r, int tail) PLUME_LAMBDA_INLINE {
     constexpr int P = decltype(pw)::value;
     constexpr bool Mk = decltype(masked)::value;
     constexpr int W = 4 * P;

@@ -32,7 +32,7 @@
 /// kernels dispatch over joint kinds through generic lambdas; GCC's flatten
 /// does not always reach into them ("SSA form does not match": it left ABA's
 /// per-joint bodies and the Eigen kernels they call out of line).
-#if defined(__GNUC__)
+#if defined(__GNUC__) && !defined(PLUME_PLAIN_INLINING)
 #define PLUME_LAMBDA_INLINE __attribute__((always_inline))
 #else
 #define PLUME_LAMBDA_INLINE
