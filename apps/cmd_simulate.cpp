@@ -670,6 +670,7 @@ nlohmann::ordered_json summary_json(const Scenario& scenario, const SimulationOp
   j["real_time_factor"] = run.wall_time > 0.0 ? number_or_null(run.time / run.wall_time) : nlohmann::ordered_json(nullptr);
   j["scheme"] = to_string(options.scheme);
   j["integrator"] = to_string(options.integrator);
+  j["time_stepping_rule"] = to_string(options.time_stepping_rule);
   j["nq"] = w.model().nq();
   j["nv"] = w.model().nv();
   nlohmann::ordered_json models = nlohmann::ordered_json::array();

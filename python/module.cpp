@@ -234,6 +234,7 @@ class PySimulator {
     s["real_time_factor"] = wall > 0.0 ? number_or_none(r.time / wall) : py::object(py::none());
     s["scheme"] = to_string(options.scheme);
     s["integrator"] = to_string(options.integrator);
+    s["time_stepping_rule"] = to_string(options.time_stepping_rule);
     s["nq"] = m.nq();
     s["nv"] = m.nv();
     py::list models;

@@ -231,6 +231,7 @@ TEST(Api, DocumentedSimulateDefaultsAreTheCodes) {
       {"torque_limits", o.torque_limits ? "true" : "false"},
       {"unactuated_torques", o.unactuated_torques ? "true" : "false"},
       {"time_step", text_of(o.time_step)},
+      {"time_stepping_rule", to_string(o.time_stepping_rule)},
       {"fallback_duration", text_of(o.fallback_duration)},
       {"fallback_step", text_of(o.fallback_step)},
       {"self_collision", "false"},  // WorldBuilder's default

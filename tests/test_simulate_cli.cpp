@@ -203,7 +203,7 @@ TEST(SimulateCli, WritesEveryOutputWithTheExactHeaders) {
   const json s = json::parse(read_text(out / "summary.json"));
   for (const char* key : {"status", "finished", "message", "time", "duration", "steps", "rhs_evaluations", "events",
                           "impacts", "lcp_solves", "max_penetration", "energy_start", "energy_end", "wall_time",
-                          "real_time_factor", "scheme", "integrator", "nq", "nv", "models"}) {
+                          "real_time_factor", "scheme", "integrator", "time_stepping_rule", "nq", "nv", "models"}) {
     EXPECT_TRUE(s.contains(key)) << key;
   }
   EXPECT_EQ(s["status"], "finished");
@@ -214,6 +214,7 @@ TEST(SimulateCli, WritesEveryOutputWithTheExactHeaders) {
   EXPECT_EQ(s["nv"], 6);
   EXPECT_EQ(s["scheme"], "event-driven");
   EXPECT_EQ(s["integrator"], "dopri5");
+  EXPECT_EQ(s["time_stepping_rule"], "trapezoid");
   EXPECT_GE(s["impacts"].get<long>(), 1);
   EXPECT_GE(s["events"].get<long>(), 1);
   EXPECT_GT(s["steps"].get<long>(), 0);

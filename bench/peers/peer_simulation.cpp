@@ -8,7 +8,9 @@
 // the same robot at a fixed 1 ms with its default soft-contact solver. plume
 // is run through Simulator::run_until without a recorder, timed by the wall
 // clock; so is its time-stepping scheme on the same world at h = 1 ms (the
-// like-for-like comparison with MuJoCo's fixed step). MuJoCo reads the same URDF through its own importer, after we strip
+// like-for-like comparison with MuJoCo's fixed step), with its trapezoid rule
+// (two force solves per step) and its symplectic Euler rule (one, the rule of
+// MuJoCo's Euler integrator). MuJoCo reads the same URDF through its own importer, after we strip
 // the visual geometry and every collision shape but the foot spheres; the
 // compiled model is saved as MJCF (mj_saveLastXML, which rounds numbers to 6
 // significant digits), given a free joint on the trunk, a ground plane,
@@ -65,10 +67,11 @@ struct PlumeRun {
 };
 
 PlumeRun run_plume(const Scenario& scenario, double duration, const std::vector<std::string>& foot_frames,
-                   Scheme scheme = Scheme::EventDriven) {
+                   Scheme scheme = Scheme::EventDriven, TimeSteppingRule rule = TimeSteppingRule::Trapezoid) {
   SimulationOptions options = scenario.options;
   options.duration = duration;
   options.scheme = scheme;
+  options.time_stepping_rule = rule;
   if (scheme == Scheme::TimeStepping) options.time_step = 1e-3;  // MuJoCo's step
   Simulator sim(scenario.world, options);
   if (scenario.controller) sim.set_controller(scenario.controller->function(scenario.world.model()), scenario.controller_period);
@@ -391,8 +394,9 @@ int main(int argc, char** argv) {
                 mj_version(), m->nq, m->nv, m->ngeom, m->opt.solver, m->opt.iterations, m->opt.tolerance, m->opt.cone,
                 m->opt.integrator);
 
-    Range plume_wall, plume_rtf, mj_wall, mj_rtf, ratio, fine_wall, fine_rtf, fine_ratio, ts_wall, ts_rtf, ts_ratio;
-    PlumeRun p, pts;
+    Range plume_wall, plume_rtf, mj_wall, mj_rtf, ratio, fine_wall, fine_rtf, fine_ratio, ts_wall, ts_rtf, ts_ratio, fast_wall,
+        fast_rtf, fast_ratio;
+    PlumeRun p, pts, pfast;
     MujocoQuadruped::Run q1, q01;
     for (int r = 0; r < repeats; ++r) {
       p = run_plume(scenario, duration, foot_frames);
@@ -403,7 +407,14 @@ int main(int argc, char** argv) {
       if (pts.result.status != SimulationStatus::Finished) {
         throw std::runtime_error("plume's time-stepping run stopped early: " + pts.result.message);
       }
+      pfast = run_plume(scenario, duration, foot_frames, Scheme::TimeStepping, TimeSteppingRule::SymplecticEuler);
+      if (pfast.result.status != SimulationStatus::Finished) {
+        throw std::runtime_error("plume's time-stepping run (symplectic Euler) stopped early: " + pfast.result.message);
+      }
       q1 = mj.run(1e-3, duration);
+      fast_wall.add(pfast.wall);
+      fast_rtf.add(pfast.result.time / pfast.wall);
+      fast_ratio.add(pfast.wall / q1.wall);
       ts_wall.add(pts.wall);
       ts_rtf.add(pts.result.time / pts.wall);
       ts_ratio.add(pts.wall / q1.wall);
@@ -418,7 +429,8 @@ int main(int argc, char** argv) {
         fine_rtf.add(duration / q01.wall);
         fine_ratio.add(p.wall / q01.wall);
       }
-      std::printf("repeat %d: plume %.3f s, plume time-stepping %.4f s, MuJoCo 1 ms %.4f s%s\n", r + 1, p.wall, pts.wall, q1.wall,
+      std::printf("repeat %d: plume %.3f s, plume time-stepping %.4f s (symplectic Euler %.4f s), MuJoCo 1 ms %.4f s%s\n",
+                  r + 1, p.wall, pts.wall, pfast.wall, q1.wall,
                   fine ? (", MuJoCo 0.1 ms " + std::to_string(q01.wall) + " s").c_str() : "");
     }
 
@@ -428,6 +440,10 @@ int main(int argc, char** argv) {
     const SimulationStatistics& sts = pts.result.statistics;
     std::printf("plume time-stepping (h = 1 ms): %ld steps, %ld force solves, %ld events, max penetration %.3e m\n",
                 sts.steps, sts.rhs_evaluations, sts.events, sts.max_penetration);
+    const SimulationStatistics& sf = pfast.result.statistics;
+    std::printf("plume time-stepping, symplectic Euler (h = 1 ms): %ld steps, %ld force solves, %ld events, max "
+                "penetration %.3e m\n",
+                sf.steps, sf.rhs_evaluations, sf.events, sf.max_penetration);
     std::printf("MuJoCo: %ld steps at 1 ms; %d contacts at the end\n", q1.steps, q1.contacts);
     std::printf("\nwall time and real-time factor (range over %d repeats):\n", repeats);
     print_range("plume wall", plume_wall, "s");
@@ -438,6 +454,9 @@ int main(int argc, char** argv) {
     print_range("plume time-stepping 1 ms wall", ts_wall, "s");
     print_range("plume time-stepping 1 ms RTF", ts_rtf, "x");
     print_range("plume time-stepping / MuJoCo 1 ms", ts_ratio, "");
+    print_range("plume symplectic Euler 1 ms wall", fast_wall, "s");
+    print_range("plume symplectic Euler 1 ms RTF", fast_rtf, "x");
+    print_range("plume symplectic Euler / MuJoCo 1 ms", fast_ratio, "");
     if (fine) {
       print_range("MuJoCo 0.1 ms wall (mj_step)", fine_wall, "s");
       print_range("MuJoCo 0.1 ms RTF", fine_rtf, "x");
@@ -453,6 +472,11 @@ int main(int argc, char** argv) {
     const double plume_z = p.q(scenario.world.model().joint(scenario.world.models()[0].first_body).q_index + 2);
     std::printf("  trunk z: plume %.6f m, MuJoCo 1 ms %.6f m (diff %+.3e)", plume_z, q1.trunk_z, q1.trunk_z - plume_z);
     if (fine) std::printf(", MuJoCo 0.1 ms %.6f m (diff %+.3e)", q01.trunk_z, q01.trunk_z - plume_z);
+    const auto trunk_z = [&](const PlumeRun& run) {
+      return run.q(scenario.world.model().joint(scenario.world.models()[0].first_body).q_index + 2);
+    };
+    std::printf("\n  trunk z: plume time-stepping %.6f m (diff %+.3e), symplectic Euler %.6f m (diff %+.3e)",
+                trunk_z(pts), trunk_z(pts) - plume_z, trunk_z(pfast), trunk_z(pfast) - plume_z);
     std::printf("\n");
     double worst = 0.0, worst_fine = 0.0;
     for (std::size_t f = 0; f < foot_links.size(); ++f) {

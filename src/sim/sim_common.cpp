@@ -38,6 +38,20 @@ Integrator parse_integrator(const std::string& text) {
   throw Error("unknown integrator '" + text + "' (expected dopri5, bulirsch-stoer, rosenbrock4 or bogacki-shampine)");
 }
 
+const char* to_string(TimeSteppingRule rule) {
+  switch (rule) {
+    case TimeSteppingRule::Trapezoid: return "trapezoid";
+    case TimeSteppingRule::SymplecticEuler: return "symplectic-euler";
+  }
+  return "unknown";
+}
+
+TimeSteppingRule parse_time_stepping_rule(const std::string& text) {
+  if (text == "trapezoid") return TimeSteppingRule::Trapezoid;
+  if (text == "symplectic-euler" || text == "symplectic_euler") return TimeSteppingRule::SymplecticEuler;
+  throw Error("unknown time-stepping rule '" + text + "' (expected trapezoid or symplectic-euler)");
+}
+
 const char* to_string(EventKind kind) {
   switch (kind) {
     case EventKind::Impact: return "impact";

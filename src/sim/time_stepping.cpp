@@ -163,16 +163,21 @@ bool TimeStepping::advance(double until, SimulationResult& result) {
 // gets the step's starting forces.
 TimeStepping::Outcome TimeStepping::attempt(double h, bool stick_landing, VectorX& q1, VectorX& v1, double& h_stick) {
   const Model& m = model();
-  // 1. predict with the current forces
+  // 1. predict with the current forces (the symplectic Euler rule's step)
+  const bool euler = opt_.time_stepping_rule == TimeSteppingRule::SymplecticEuler;
   vp_ = v_ + h * a_;
-  vbar_ = v_ + 0.5 * h * a_;
+  vbar_ = v_ + position_weight() * h * a_;
   integrate(m, q_, vbar_, h, qp_);
   // A slide the prediction reverses stops inside the step: land on the
   // stick (the secant root of the sliding speed, exact for Coulomb's
   // constant deceleration). Left to the corrector, the friction force,
   // reversed at the predicted state, would cancel the deceleration and
   // freeze a small sliding speed for good.
-  if (stick_landing) {
+  if (euler && !stick_landing) {
+    h_stick = sliding_reversal(qp_, vp_, h);
+    if (std::isfinite(h_stick)) return Outcome::Stick;
+  }
+  if (stick_landing || euler) {
     ap_ = a_;
   } else {
     h_stick = sliding_reversal(qp_, vp_, h);
@@ -180,10 +185,16 @@ TimeStepping::Outcome TimeStepping::attempt(double h, bool stick_landing, Vector
     // 2. the force LCP at the predicted state
     if (!accelerations(qp_, vp_, ap_, true)) return Outcome::ContactFailed;
   }
-  // 3. correct (implicit trapezoid with the predicted forces)
-  v1 = v_ + 0.5 * h * (a_ + ap_);
-  vbar_ = 0.5 * (v_ + v1);
-  integrate(m, q_, vbar_, h, q1);
+  // 3. correct (implicit trapezoid with the predicted forces); the
+  // symplectic Euler rule's step is the prediction
+  if (euler) {
+    v1 = vp_;
+    q1 = qp_;
+  } else {
+    v1 = v_ + 0.5 * h * (a_ + ap_);
+    vbar_ = 0.5 * (v_ + v1);
+    integrate(m, q_, vbar_, h, q1);
+  }
   // 4. penetration of a contact outside β, reversal of a sliding one
   detect(q1, touch_margin(opt_), found_);
   // (A contact that left β while it was in it by a little more than the
@@ -195,6 +206,7 @@ TimeStepping::Outcome TimeStepping::attempt(double h, bool stick_landing, Vector
       return Outcome::Penetration;
     }
   }
+  if (euler && !stick_landing) return Outcome::Accepted;  // (its reversal was checked at the prediction)
   h_stick = sliding_reversal(q1, v1, h);
   return std::isfinite(h_stick) ? Outcome::Stick : Outcome::Accepted;
 }

@@ -10,6 +10,10 @@
 //   1. Predict with the current forces: v_p = v + h a, q_p = q ⊕ h (v + h a/2).
 //   2. Solve the force LCP of β at (q_p, v_p): a_p.
 //   3. Correct (trapezoid): v₁ = v + h (a + a_p)/2, q₁ = q ⊕ h (v + v₁)/2.
+//   With TimeSteppingRule::SymplecticEuler (the fast mode) steps 2 and 3
+//   are left out: v₁ = v + h a, q₁ = q ⊕ h v₁, one force LCP per step (the
+//   one at the step's end, step 5); the landing of step 4 searches the
+//   same path q ⊕ s (v + s a).
 //   4. A contact outside β penetrating at q₁ (beyond the contact
 //      tolerance): the first time, a contact outside β that penetrates at
 //      q_p is landed on: the step is shortened to the root of its gap
@@ -114,6 +118,12 @@ class TimeStepping final : public SchemeBase {
   // than the margin (and deeper than it started, if it touched then).
   bool penetrates(const Contact& c) const {
     return c.gap < -touch_margin(opt_) && !in_beta(c.id) && c.gap < start_gap(c.id) - touch_margin(opt_);
+  }
+  // The weight w of the step's path q(s) = q ⊕ s (v + w s a) with the
+  // forces at its start: 1/2 for the trapezoid's prediction (the exact path
+  // at constant a), 1 for the symplectic Euler rule (q₁ = q ⊕ h v₁).
+  double position_weight() const {
+    return opt_.time_stepping_rule == TimeSteppingRule::SymplecticEuler ? 1.0 : 0.5;
   }
   bool in_beta(std::uint64_t id) const {
     for (const Tracked& tr : beta_) {

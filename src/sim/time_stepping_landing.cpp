@@ -36,13 +36,14 @@ void TimeStepping::detect(const VectorX& q, double margin, std::vector<Contact>&
 // prediction carries into a surface: the root of Ψ_i(q(s)) (Illinois).
 double TimeStepping::land(double h) {
   const Model& m = model();
-  qp_ = integrate(m, q_, v_ + 0.5 * h * a_, h);
+  const double w = position_weight();
+  qp_ = integrate(m, q_, v_ + w * h * a_, h);
   detect(qp_, touch_margin(opt_), found_);
   double best = h;
   const std::vector<Contact> predicted = found_;
   for (const Contact& c : predicted) {
     if (c.gap >= -touch_margin(opt_) || in_beta(c.id)) continue;
-    auto g = [&](double s) { return gap_at(integrate(m, q_, v_ + 0.5 * s * a_, s), c); };
+    auto g = [&](double s) { return gap_at(integrate(m, q_, v_ + w * s * a_, s), c); };
     const double g0 = g(0.0);
     if (g0 <= touch_margin(opt_)) continue;  // touching already: left to the penetration check
     best = std::min(best, locate_crossing(g, 0.0, g0, h, c.gap, opt_.event_time_tolerance, 0.25 * opt_.contact_tolerance));

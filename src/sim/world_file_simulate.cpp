@@ -14,7 +14,7 @@ void WorldReader::read_simulate(const XMLElement* s, SimulationOptions& o, World
                        "min_step", "max_step", "event_time_tolerance", "contact_tolerance", "velocity_tolerance",
                        "zeno_speed", "slip_velocity", "drift_tolerance", "cone_directions", "max_events",
                        "max_steps", "joint_damping", "joint_limits", "joint_limit_restitution", "torque_limits",
-                       "unactuated_torques", "time_step", "self_collision", "fallback_duration", "fallback_step"});
+                       "unactuated_torques", "time_step", "time_stepping_rule", "self_collision", "fallback_duration", "fallback_step"});
   check_no_children(s);
   if (const std::optional<std::string> scheme = attribute(s, "scheme")) {
     try {
@@ -28,6 +28,13 @@ void WorldReader::read_simulate(const XMLElement* s, SimulationOptions& o, World
       o.integrator = parse_integrator(trim(*integrator));
     } catch (const Error&) {
       fail(s, "integrator=\"" + *integrator + "\" is not one of dopri5, bulirsch-stoer, rosenbrock4, bogacki-shampine");
+    }
+  }
+  if (const std::optional<std::string> rule = attribute(s, "time_stepping_rule")) {
+    try {
+      o.time_stepping_rule = parse_time_stepping_rule(trim(*rule));
+    } catch (const Error&) {
+      fail(s, "time_stepping_rule=\"" + *rule + "\" is not one of trapezoid, symplectic-euler");
     }
   }
   o.duration = number_or(s, "duration", o.duration, Range::Positive);

@@ -85,6 +85,23 @@ const char* to_string(Integrator integrator);
 /// "dopri5", "bulirsch-stoer", "rosenbrock4", "bogacki-shampine". @throws Error otherwise.
 Integrator parse_integrator(const std::string& text);
 
+/// How the time-stepping scheme advances the state over one step h from
+/// (q, v) with the accelerations a of the step's force LCP.
+enum class TimeSteppingRule : std::uint8_t {
+  /// v₁ = v + h (a + a_p)/2, q₁ = q ⊕ h (v + v₁)/2, with a_p from a second
+  /// force LCP at the predicted state (Liu et al.): second order, two force
+  /// solves per step (default).
+  Trapezoid,
+  /// v₁ = v + h a, q₁ = q ⊕ h v₁: first order, one force solve per step, the
+  /// rule of MuJoCo's default integrator. The fast mode for fixed-step runs
+  /// at a controller's rate; contacts are still held at Ψ = 0 by the drift
+  /// correction and landed on exactly.
+  SymplecticEuler,
+};
+const char* to_string(TimeSteppingRule rule);
+/// "trapezoid", "symplectic-euler". @throws Error otherwise.
+TimeSteppingRule parse_time_stepping_rule(const std::string& text);
+
 struct SimulationOptions {
   Scheme scheme = Scheme::EventDriven;
   Integrator integrator = Integrator::Dopri5;
@@ -123,6 +140,7 @@ struct SimulationOptions {
   /// this is true.
   bool unactuated_torques = false;
   double time_step = 1e-3;              ///< time-stepping: initial step h_init [s]
+  TimeSteppingRule time_stepping_rule = TimeSteppingRule::Trapezoid;  ///< time-stepping: the step's rule
   /// Event-driven: where an event's force or impulse LCP is left unsolved
   /// (Lemke found no solution and proved none impossible — dependent
   /// frictional contacts), the run continues for this long with
