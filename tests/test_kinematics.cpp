@@ -3,6 +3,8 @@
 // conservation laws.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "plume/algorithms/aba.hpp"
 #include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/energy.hpp"
@@ -121,6 +123,92 @@ TEST(Jacobians, PointAndFrameVelocitiesMatchFiniteDifferencesOfPositions) {
       const Mat3 W = Rdot * R0.transpose();
       const Vec3 w(W(2, 1), W(0, 2), W(1, 0));
       EXPECT_TRUE((J.topRows<3>() * v).isApprox(w, 1e-6)) << m.frames()[f].name;
+    }
+  }
+}
+
+TEST(Jacobians, FramesOnBodiesOnTheWorldMatchTheChainWalkAndFiniteDifferences) {
+  // With q and world axes (World, LocalWorldAligned), a frame on a body whose
+  // parent is the world takes a path of its own (no chain walk). Every joint
+  // kind as that body, between bodies whose columns come before and after its
+  // own, with a child and an offset frame: the same matrix as the overload
+  // that reads forward_kinematics' placements, every other column exactly zero
+  // in a J filled with NaN before, and J q̇ the finite difference of the frame
+  // placement along q(t) = integrate(q, q̇, t).
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::mt19937_64 g(23);
+  const std::vector<JointSpec> specs = {
+      JointSpec::revolute("r", Vec3::UnitX()),  JointSpec::revolute("r", Vec3::UnitY()),
+      JointSpec::revolute("r", Vec3::UnitZ()),  JointSpec::revolute("r", random_vec3(g).normalized()),
+      JointSpec::prismatic("r", Vec3::UnitX()), JointSpec::prismatic("r", Vec3::UnitY()),
+      JointSpec::prismatic("r", Vec3::UnitZ()), JointSpec::prismatic("r", random_vec3(g).normalized()),
+      JointSpec::planar("r"),                   JointSpec::free_flyer("r")};
+  for (std::size_t k = 0; k < specs.size(); ++k) {
+    for (const bool identity_tree : {true, false}) {
+      SCOPED_TRACE("joint spec " + std::to_string(k) + (identity_tree ? ", identity Xtree" : ", random Xtree"));
+      ModelBuilder b("root_" + std::to_string(k));
+      const auto random_X = [&] { return Transform::from_pose(random_rotation(g), random_vec3(g, 0.5)); };
+      b.add_body("before", 0, JointSpec::revolute("before", Vec3::UnitY()), random_X(), random_inertia(g));
+      const int root = b.add_body("root", 0, specs[k], identity_tree ? Transform::Identity() : random_X(),
+                                  random_inertia(g));
+      b.add_body("child", root, JointSpec::revolute("child", Vec3::UnitX()), random_X(), random_inertia(g));
+      b.add_body("after", 0, JointSpec::prismatic("after", Vec3::UnitZ()), random_X(), random_inertia(g));
+      b.add_frame("tool", root, random_X());
+      const Model m = b.build();
+      const int f = m.get_frame("tool");
+      const Joint& j = m.joint(root);
+      const VectorX q = random_configuration(m, 11 + k);
+      const VectorX v = random_vector(g, m.nv(), 2.0);
+      Data d(m), dk(m);
+      forward_kinematics(m, dk, q);
+      for (const ReferenceFrame r : {ReferenceFrame::World, ReferenceFrame::LocalWorldAligned}) {
+        Matrix6X J = Matrix6X::Constant(6, m.nv(), nan);
+        frame_jacobian(m, d, q, f, r, J);
+        Matrix6X Jk(6, m.nv());
+        frame_jacobian(m, dk, f, r, Jk);
+        EXPECT_TRUE(J.middleCols(j.v_index, j.nv).isApprox(Jk.middleCols(j.v_index, j.nv), 1e-14)) << name(r);
+        EXPECT_TRUE((J.leftCols(j.v_index).array() == 0.0).all()) << name(r);
+        EXPECT_TRUE((J.rightCols(m.nv() - j.v_index - j.nv).array() == 0.0).all()) << name(r);
+        EXPECT_TRUE((Jk.leftCols(j.v_index).array() == 0.0).all()) << name(r);
+        if (r != ReferenceFrame::LocalWorldAligned) continue;
+        const double h = 1e-6;
+        const Transform Xp = frame_placement(m, d, integrate(m, q, v, h), f);
+        const Transform Xm = frame_placement(m, d, integrate(m, q, v, -h), f);
+        const Vec3 fd = (Xp.pose_translation() - Xm.pose_translation()) / (2 * h);
+        EXPECT_TRUE((J.bottomRows<3>() * v).isApprox(fd, 1e-7));
+        const Mat3 W = (Xp.pose_rotation() - Xm.pose_rotation()) / (2 * h) *
+                       (0.5 * (Xp.pose_rotation() + Xm.pose_rotation())).transpose();
+        EXPECT_TRUE((J.topRows<3>() * v).isApprox(Vec3(W(2, 1), W(0, 2), W(1, 0)), 1e-6));
+      }
+    }
+  }
+}
+
+TEST(Jacobians, ColumnsOutsideTheSupportChainAreZero) {
+  // J filled with NaN before: the support chain's columns are the ones of the
+  // overload reading forward_kinematics' placements, every other one is zero.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const Model& m : kinematic_models()) {
+    SCOPED_TRACE(m.name());
+    const VectorX q = random_configuration(m, 9);
+    Data d(m), dk(m);
+    forward_kinematics(m, dk, q);
+    for (int f = 0; f < static_cast<int>(m.frames().size()); ++f) {
+      for (ReferenceFrame r : kFrames) {
+        Matrix6X J = Matrix6X::Constant(6, m.nv(), nan);
+        frame_jacobian(m, d, q, f, r, J);
+        Matrix6X Jk(6, m.nv());
+        frame_jacobian(m, dk, f, r, Jk);
+        for (int c = 0; c < m.nv(); ++c) {
+          const int body = m.dof_body(c);
+          if (m.frames()[f].body != 0 && m.in_subtree(body, m.frames()[f].body)) {
+            EXPECT_TRUE(J.col(c).isApprox(Jk.col(c), 1e-13) || (J.col(c) - Jk.col(c)).norm() < 1e-14)
+                << name(r) << " " << m.frames()[f].name << " column " << c;
+          } else {
+            EXPECT_TRUE((J.col(c).array() == 0.0).all()) << name(r) << " " << m.frames()[f].name << " column " << c;
+          }
+        }
+      }
     }
   }
 }

@@ -1,6 +1,8 @@
 // Jacobians and velocity-product accelerations of bodies, frames and points.
 #include "plume/algorithms/jacobians.hpp"
 
+#include <type_traits>
+
 #include "checks.hpp"
 #include "joint_kernels.hpp"
 
@@ -58,75 +60,99 @@ PLUME_FLATTEN void support_kinematics(const Model& model, Data& data, const VecR
   }
 }
 
-// The columns of a target at world position p, written directly with world
-// axes: World (p = 0, about the world origin) or LocalWorldAligned (about p).
-// A column of a joint with world axis w through the body origin r is
-// [w; (r − p) × w]; a free-flyer's six are [Eᵀ 0; (r − p)× Eᵀ Eᵀ].
-PLUME_FLATTEN void fill_jacobian_world_axes(const Model& model, const Data& data, int body, const Vec3& p,
-                                            Eigen::Ref<Matrix6X>& J) {
-  J.setZero();
-  double* Jd = J.data();
-  const Eigen::Index os = J.outerStride();
-  for (int i = body; i > 0; i = model.parent(i)) {
-    const Joint& j = model.joint(i);
-    const Mat3& E = data.X0[i].E();
-    const Vec3 d = data.X0[i].r() - p;
-    double* col = Jd + os * j.v_index;
-    switch (j.kind) {
-      case JointKind::RevoluteX:
-      case JointKind::RevoluteY:
-      case JointKind::RevoluteZ: {
-        const int A = static_cast<int>(j.kind) - static_cast<int>(JointKind::RevoluteX);
-        const double w0 = E(A, 0), w1 = E(A, 1), w2 = E(A, 2);
-        col[0] = w0;
-        col[1] = w1;
-        col[2] = w2;
-        col[3] = d[1] * w2 - d[2] * w1;
-        col[4] = d[2] * w0 - d[0] * w2;
-        col[5] = d[0] * w1 - d[1] * w0;
-        break;
-      }
-      case JointKind::PrismaticX:
-      case JointKind::PrismaticY:
-      case JointKind::PrismaticZ: {  // [0; w] with w = row A of E (rows 0-2 stay zero)
-        const int A = static_cast<int>(j.kind) - static_cast<int>(JointKind::PrismaticX);
-        col[3] = E(A, 0);
-        col[4] = E(A, 1);
-        col[5] = E(A, 2);
-        break;
-      }
-      case JointKind::FreeFlyer:
-        for (int k = 0; k < 3; ++k) {  // column k: the world axis w = row k of E
-          const double w0 = E(k, 0), w1 = E(k, 1), w2 = E(k, 2);
-          double* a = col + os * k;
-          a[0] = w0;
-          a[1] = w1;
-          a[2] = w2;
-          a[3] = d[1] * w2 - d[2] * w1;
-          a[4] = d[2] * w0 - d[0] * w2;
-          a[5] = d[0] * w1 - d[1] * w0;
-          double* b = col + os * (3 + k);
-          b[3] = w0;
-          b[4] = w1;
-          b[5] = w2;
-        }
-        break;
-      case JointKind::None: break;
-      default:
-        detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
-          using K = decltype(jk);
-          constexpr int nv = K::nv;
-          Eigen::Matrix<double, 6, nv> W;
-          K::world_subspace(E, data.X0[i].r(), detail::S_cols(data.S, j), W.data());
-          for (int k = 0; k < nv; ++k) {
-            Eigen::Map<Vec6> c(col + os * k);
-            c.head<3>() = W.col(k).template head<3>();
-            c.tail<3>() = W.col(k).template tail<3>() + W.col(k).template head<3>().cross(p);
-          }
-        });
-        break;
+// The columns of a joint of kind K (body placement X0 = (E, r), S its motion subspace) for a target at world
+// position p, written directly with world axes, all six rows: World (p = 0,
+// about the world origin) or LocalWorldAligned (about p). A column of a joint
+// with world axis w through the body origin r is [w; (r − p) × w]; a
+// free-flyer's six are [Eᵀ 0; (r − p)× Eᵀ Eᵀ]. col points at the joint's
+// first column, os is the outer stride.
+template <class K>
+PLUME_INLINE void write_world_columns(const Transform& X0, const double* S, const Vec3& p, double* col,
+                                      Eigen::Index os) {
+  const Mat3& E = X0.E();
+  if constexpr (detail::is_revolute_aligned<K>) {
+    constexpr int A = K::axis;
+    const Vec3 d = X0.r() - p;
+    const double w0 = E(A, 0), w1 = E(A, 1), w2 = E(A, 2);
+    col[0] = w0;
+    col[1] = w1;
+    col[2] = w2;
+    col[3] = d[1] * w2 - d[2] * w1;
+    col[4] = d[2] * w0 - d[0] * w2;
+    col[5] = d[0] * w1 - d[1] * w0;
+  } else if constexpr (detail::is_prismatic_aligned<K>) {  // [0; w] with w = row A of E
+    constexpr int A = K::axis;
+    col[0] = 0.0;
+    col[1] = 0.0;
+    col[2] = 0.0;
+    col[3] = E(A, 0);
+    col[4] = E(A, 1);
+    col[5] = E(A, 2);
+  } else if constexpr (std::is_same_v<K, detail::FreeFlyer>) {
+    const Vec3 d = X0.r() - p;
+    for (int k = 0; k < 3; ++k) {  // column k: the world axis w = row k of E
+      const double w0 = E(k, 0), w1 = E(k, 1), w2 = E(k, 2);
+      double* a = col + os * k;
+      a[0] = w0;
+      a[1] = w1;
+      a[2] = w2;
+      a[3] = d[1] * w2 - d[2] * w1;
+      a[4] = d[2] * w0 - d[0] * w2;
+      a[5] = d[0] * w1 - d[1] * w0;
+      double* b = col + os * (3 + k);
+      b[0] = 0.0;
+      b[1] = 0.0;
+      b[2] = 0.0;
+      b[3] = w0;
+      b[4] = w1;
+      b[5] = w2;
+    }
+  } else {
+    constexpr int nv = K::nv;
+    Eigen::Matrix<double, 6, nv> W;
+    K::world_subspace(E, X0.r(), S, W.data());
+    for (int k = 0; k < nv; ++k) {
+      Eigen::Map<Vec6> c(col + os * k);
+      c.template head<3>() = W.col(k).template head<3>();
+      c.template tail<3>() = W.col(k).template tail<3>() + W.col(k).template head<3>().cross(p);
     }
   }
+}
+
+// Columns [c0, c1) of J set to zero.
+PLUME_INLINE void zero_columns(double* Jd, Eigen::Index os, int c0, int c1) {
+  for (int c = c0; c < c1; ++c) {
+    double* x = Jd + os * c;
+    x[0] = 0.0;
+    x[1] = 0.0;
+    x[2] = 0.0;
+    x[3] = 0.0;
+    x[4] = 0.0;
+    x[5] = 0.0;
+  }
+}
+
+// The Jacobian of a target at world position p on `body`, with world axes
+// (see write_world_columns): the support chain's columns written, every other
+// column set to zero (walking from the body to the root, the chain's dofs
+// decrease: the gaps between them are zeroed, nothing is written twice).
+PLUME_FLATTEN void fill_jacobian_world_axes(const Model& model, const Data& data, int body, const Vec3& p,
+                                            Eigen::Ref<Matrix6X>& J) {
+  double* Jd = J.data();
+  const Eigen::Index os = J.outerStride();
+  const int* parent = model.parents().data();
+  const Joint* joint = &model.joint(0);
+  int hi = static_cast<int>(J.cols());  // columns [hi, nv) are written or zero
+  for (int i = body; i > 0; i = parent[i]) {
+    const Joint& j = joint[i];
+    zero_columns(Jd, os, j.v_index + j.nv, hi);
+    hi = j.v_index;
+    detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
+      using K = decltype(jk);
+      write_world_columns<K>(data.X0[i], detail::S_cols(data.S, j), p, Jd + os * j.v_index, os);
+    });
+  }
+  zero_columns(Jd, os, 0, hi);
 }
 
 // Columns of the Jacobian of a target rigidly attached to `body`, whose
@@ -242,11 +268,56 @@ PLUME_INLINE void check_columns(const Model& model, Eigen::Index rows, Eigen::In
   if (__builtin_expect(cols != model.nv(), 0)) columns_error(model, rows, cols, what);
 }
 
+// r + Eᵀ x, the world position of the point x (body coordinates) of a body
+// placed at X0 = (E, r), in scalar operations (GCC called Eigen's product out
+// of line here).
+PLUME_INLINE Vec3 world_point(const Transform& X0, const Vec3& x) {
+  const Mat3& E = X0.E();
+  const Vec3& r = X0.r();
+  return Vec3(r[0] + (E(0, 0) * x[0] + E(1, 0) * x[1] + E(2, 0) * x[2]),
+              r[1] + (E(0, 1) * x[0] + E(1, 1) * x[1] + E(2, 1) * x[2]),
+              r[2] + (E(0, 2) * x[0] + E(1, 2) * x[1] + E(2, 2) * x[2]));
+}
+
+// frame_jacobian with world axes (World or LocalWorldAligned) of a frame on a
+// body whose parent is the world: the chain is that one body, placed straight
+// into X0 (as support_kinematics does), its columns written, the others zero.
+PLUME_FLATTEN void root_frame_jacobian_world_axes(const Model& model, Data& data, const VecRef& q, const Frame& f,
+                                                  bool world, Eigen::Ref<Matrix6X>& J) {
+  const int b = f.body;  // checked by the callers (the Model accessors would check it again)
+  const Joint& j = (&model.joint(0))[b];
+  const Transform& Xtree = (&model.Xtree(0))[b];
+  double* Jd = J.data();
+  const Eigen::Index os = J.outerStride();
+  detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
+    using K = decltype(jk);
+    Transform& X0 = data.X0[b];
+    double* S = detail::S_cols(data.S, j);
+    const double* qj = q.data() + j.q_index;
+    if constexpr (detail::is_revolute_aligned<K>) {
+      double s, c;
+      detail::sin_cos(qj[0], s, c);
+      K::position_sc(Xtree, s, c, X0);
+    } else {
+      K::position(j, Xtree, qj, X0, S);
+    }
+    // The target's origin (an axis-aligned slider's columns do not depend on it).
+    const Vec3 p = world || detail::is_prismatic_aligned<K> ? Vec3::Zero() : world_point(X0, f.placement.r());
+    zero_columns(Jd, os, 0, j.v_index);
+    zero_columns(Jd, os, j.v_index + K::nv, static_cast<int>(J.cols()));
+    write_world_columns<K>(X0, S, p, Jd + os * j.v_index, os);
+  });
+}
+
 // frame_jacobian from q (the checked and unchecked entry points share it, so
 // that the checked one does not call the other through a second frame).
 PLUME_INLINE void frame_jacobian_from_q(const Model& model, Data& data, const VecRef& q, int frame,
                                         ReferenceFrame ref, Eigen::Ref<Matrix6X>& J) {
   const Frame& f = model.frames()[frame];
+  if (ref != ReferenceFrame::Local && model.parents()[f.body] == 0) {
+    root_frame_jacobian_world_axes(model, data, q, f, ref == ReferenceFrame::World, J);
+    return;
+  }
   support_kinematics(model, data, q, f.body);
   if (ref == ReferenceFrame::Local) {
     fill_jacobian(model, data, f.body, frame_X0(model, data, frame), ref, J);
@@ -254,7 +325,7 @@ PLUME_INLINE void frame_jacobian_from_q(const Model& model, Data& data, const Ve
   }
   // World axes: only the frame's origin is needed (World: the world origin).
   const Transform& Xb = data.X0[f.body];
-  const Vec3 p = ref == ReferenceFrame::World ? Vec3::Zero() : Vec3(Xb.r() + Xb.E().transpose() * f.placement.r());
+  const Vec3 p = ref == ReferenceFrame::World ? Vec3::Zero() : world_point(Xb, f.placement.r());
   fill_jacobian_world_axes(model, data, f.body, p, J);
 }
 
