@@ -66,20 +66,24 @@ PLUME_FLATTEN void support_kinematics(const Model& model, Data& data, const VecR
 // with world axis w through the body origin r is [w; (r − p) × w]; a
 // free-flyer's six are [Eᵀ 0; (r − p)× Eᵀ Eᵀ]. col points at the joint's
 // first column, os is the outer stride.
+// [w; d × w]: the column of a unit rotation about the world axis w
+// (w0, w1, w2) through a point d from the target.
+PLUME_INLINE void write_rotation_column(double w0, double w1, double w2, const Vec3& d, double* col) {
+  col[0] = w0;
+  col[1] = w1;
+  col[2] = w2;
+  col[3] = d[1] * w2 - d[2] * w1;
+  col[4] = d[2] * w0 - d[0] * w2;
+  col[5] = d[0] * w1 - d[1] * w0;
+}
+
 template <class K>
 PLUME_INLINE void write_world_columns(const Transform& X0, const double* S, const Vec3& p, double* col,
                                       Eigen::Index os) {
   const Mat3& E = X0.E();
   if constexpr (detail::is_revolute_aligned<K>) {
     constexpr int A = K::axis;
-    const Vec3 d = X0.r() - p;
-    const double w0 = E(A, 0), w1 = E(A, 1), w2 = E(A, 2);
-    col[0] = w0;
-    col[1] = w1;
-    col[2] = w2;
-    col[3] = d[1] * w2 - d[2] * w1;
-    col[4] = d[2] * w0 - d[0] * w2;
-    col[5] = d[0] * w1 - d[1] * w0;
+    write_rotation_column(E(A, 0), E(A, 1), E(A, 2), X0.r() - p, col);
   } else if constexpr (detail::is_prismatic_aligned<K>) {  // [0; w] with w = row A of E
     constexpr int A = K::axis;
     col[0] = 0.0;
@@ -92,13 +96,7 @@ PLUME_INLINE void write_world_columns(const Transform& X0, const double* S, cons
     const Vec3 d = X0.r() - p;
     for (int k = 0; k < 3; ++k) {  // column k: the world axis w = row k of E
       const double w0 = E(k, 0), w1 = E(k, 1), w2 = E(k, 2);
-      double* a = col + os * k;
-      a[0] = w0;
-      a[1] = w1;
-      a[2] = w2;
-      a[3] = d[1] * w2 - d[2] * w1;
-      a[4] = d[2] * w0 - d[0] * w2;
-      a[5] = d[0] * w1 - d[1] * w0;
+      write_rotation_column(w0, w1, w2, d, col + os * k);
       double* b = col + os * (3 + k);
       b[0] = 0.0;
       b[1] = 0.0;
