@@ -17,10 +17,12 @@
 #include <vector>
 
 #include "plume/algorithms/kinematics.hpp"
+#include "plume/configuration.hpp"
 #include "plume/contact/detection.hpp"
 #include "plume/dynamics/contact_dynamics.hpp"
 #include "plume/sim/simulator.hpp"
 #include "plume/sim/world_file.hpp"
+#include "plume/urdf.hpp"
 
 using namespace plume;
 
@@ -909,4 +911,55 @@ TEST(HumanoidCollapse, EventDrivenLandingOnItsBackDoesNotChatter) {
   EXPECT_LE(short_flights, 40);
   std::printf("%zu impact instants, %d flights under 1 us, %ld events\n", impact_times.size(), short_flights,
               r.statistics.events);
+}
+
+// ---- drift correction: contacts outside the active set ---------------------------------------
+// A box tilted about y rests on the two corners it presses 2e-7 m into the
+// ground; a balanced wheel on a y hinge at its centre is 3e-7 rad above its
+// lower stop (not a contact). Projecting the box onto the ground in the
+// metric of H turns the box while the wheel keeps its absolute angle: with
+// the tilt −1e-6 rad that turns the hinge 7.6e-7 rad, into its stop (before
+// the fix the run's statistics showed the stop overrun by 6.3e-7 rad). The
+// projection must hold the stop at φ = 0 as well: no joint limit overrun
+// beyond the drift tolerance, whichever way the box is tilted.
+TEST(DriftCorrection, HoldsAJointLimitThatTheProjectionCarriesIntoItsStop) {
+  const std::string urdf = R"(<robot name="box_wheel">
+  <link name="box">
+    <inertial><mass value="10"/><inertia ixx="0.142" iyy="0.142" ixy="0" ixz="0" iyz="0" izz="0.267"/></inertial>
+    <collision><geometry><box size="0.4 0.4 0.1"/></geometry></collision>
+  </link>
+  <link name="wheel">
+    <inertial><mass value="1"/><inertia ixx="0.02" iyy="0.04" izz="0.02" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <joint name="hinge" type="revolute">
+    <parent link="box"/><child link="wheel"/><axis xyz="0 1 0"/>
+    <limit lower="0" upper="1" effort="10" velocity="10"/>
+  </joint>
+</robot>)";
+  urdf::LoadOptions lo;
+  lo.root = urdf::RootJoint::FreeFlyer;
+  for (const double tilt : {1e-6, -1e-6}) {
+    SCOPED_TRACE(tilt);
+    const Model m = urdf::load_string(urdf, lo);
+    VectorX q0 = neutral_configuration(m);
+    // Corners at x = ±0.2 m: the lower pair 2e-7 m into the ground.
+    q0(2) = 0.05 + 0.2 * std::abs(tilt) - 2e-7;
+    const Eigen::Quaterniond rot(Eigen::AngleAxisd(tilt, Vec3::UnitY()));
+    q0.segment<4>(3) << rot.x(), rot.y(), rot.z(), rot.w();
+    q0(7) = 3e-7;  // 3e-7 rad above its lower stop: not touching
+    WorldBuilder wb;
+    wb.add_model("box_wheel", m, q0, VectorX::Zero(m.nv()));
+    wb.add_environment(ground_plane());
+    wb.set_default_contact({0.8, 0.0});
+    SimulationOptions o;
+    o.duration = 0.01;
+    o.output_rate = 0;
+    Simulator sim(wb.build(), o);
+    const SimulationResult r = sim.run();
+    ASSERT_EQ(r.status, SimulationStatus::Finished) << r.message;
+    EXPECT_LE(r.statistics.max_limit_violation, 2e-9);
+    EXPECT_GE(sim.q()(7), -2e-9) << "the wheel's hinge past its stop";
+    EXPECT_GE(r.statistics.projections, 1);
+    EXPECT_LT(r.statistics.max_penetration, 3e-7);
+  }
 }

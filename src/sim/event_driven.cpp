@@ -174,7 +174,10 @@ SimulationResult EventDrivenCore::run_until(double until, Recorder* recorder) {
       if (!sample_controller(result)) return finish(result, wall0);
       restart = true;
     }
-    if (!current.empty() && project()) restart = true;
+    if (!current.empty() && project()) {
+      restart = true;
+      track_penetration(q);  // (the projection moves the contacts outside the active set too)
+    }
     if (quaternion_error(m, q) > 1e-10) {
       normalize_configuration(m, q);
       restart = true;

@@ -307,7 +307,11 @@ struct EventDrivenCore {
   // ---- drift correction (drift_correction.cpp) ------------------------------------------------
   bool project();
   bool drifted();
+  void carried_contacts(int na);
   HMetricCorrection hmetric;
+  std::vector<Contact> carried, carried_scan;  // project(): contacts outside the active set it pushed in
+  MatrixX proj_K;                              // [T | the carried contacts' Jacobian]
+  VectorX proj_phi, proj_dv;
 
   // ---- fallback (fallback.cpp) ------------------------------------------------------------------
   bool resolve_contacts(SimulationResult& result, double until);
