@@ -85,13 +85,7 @@ PLUME_INLINE void write_world_columns(const Transform& X0, const double* S, cons
     constexpr int A = K::axis;
     write_rotation_column(E(A, 0), E(A, 1), E(A, 2), X0.r() - p, col);
   } else if constexpr (detail::is_prismatic_aligned<K>) {  // [0; w] with w = row A of E
-    constexpr int A = K::axis;
-    col[0] = 0.0;
-    col[1] = 0.0;
-    col[2] = 0.0;
-    col[3] = E(A, 0);
-    col[4] = E(A, 1);
-    col[5] = E(A, 2);
+    K::world_subspace(E, X0.r(), S, col);
   } else if constexpr (std::is_same_v<K, detail::FreeFlyer>) {
     const Vec3 d = X0.r() - p;
     for (int k = 0; k < 3; ++k) {  // column k: the world axis w = row k of E
