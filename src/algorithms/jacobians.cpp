@@ -60,12 +60,6 @@ PLUME_FLATTEN void support_kinematics(const Model& model, Data& data, const VecR
   }
 }
 
-// The columns of a joint of kind K (body placement X0 = (E, r), S its motion subspace) for a target at world
-// position p, written directly with world axes, all six rows: World (p = 0,
-// about the world origin) or LocalWorldAligned (about p). A column of a joint
-// with world axis w through the body origin r is [w; (r − p) × w]; a
-// free-flyer's six are [Eᵀ 0; (r − p)× Eᵀ Eᵀ]. col points at the joint's
-// first column, os is the outer stride.
 // [w; d × w]: the column of a unit rotation about the world axis w
 // (w0, w1, w2) through a point d from the target.
 PLUME_INLINE void write_rotation_column(double w0, double w1, double w2, const Vec3& d, double* col) {
@@ -77,6 +71,13 @@ PLUME_INLINE void write_rotation_column(double w0, double w1, double w2, const V
   col[5] = d[0] * w1 - d[1] * w0;
 }
 
+// The columns of a joint of kind K (body placement X0 = (E, r), S its motion
+// subspace) for a target at world position p, written directly with world
+// axes, all six rows: World (p = 0, about the world origin) or
+// LocalWorldAligned (about p). A column of a joint with world axis w through
+// the body origin r is [w; (r − p) × w]; a free-flyer's six are
+// [Eᵀ 0; (r − p)× Eᵀ Eᵀ]. col points at the joint's first column, os is the
+// outer stride.
 template <class K>
 PLUME_INLINE void write_world_columns(const Transform& X0, const double* S, const Vec3& p, double* col,
                                       Eigen::Index os) {
@@ -286,13 +287,9 @@ PLUME_FLATTEN void root_frame_jacobian_world_axes(const Model& model, Data& data
     Transform& X0 = data.X0[b];
     double* S = detail::S_cols(data.S, j);
     const double* qj = q.data() + j.q_index;
-    if constexpr (detail::is_revolute_aligned<K>) {
-      double s, c;
-      detail::sin_cos(qj[0], s, c);
-      K::position_sc(Xtree, s, c, X0);
-    } else {
-      K::position(j, Xtree, qj, X0, S);
-    }
+    double* sc = data.qsc.data();
+    if constexpr (detail::is_revolute_aligned<K>) detail::sin_cos(qj[0], sc[2 * b], sc[2 * b + 1]);
+    detail::position_from<K>(j, Xtree, qj, sc, b, X0, S);
     // The target's origin (an axis-aligned slider's columns do not depend on it).
     const Vec3 p = world || detail::is_prismatic_aligned<K> ? Vec3::Zero() : world_point(X0, f.placement.r());
     zero_columns(Jd, os, 0, j.v_index);

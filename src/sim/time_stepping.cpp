@@ -173,17 +173,13 @@ TimeStepping::Outcome TimeStepping::attempt(double h, bool stick_landing, Vector
   // constant deceleration). Left to the corrector, the friction force,
   // reversed at the predicted state, would cancel the deceleration and
   // freeze a small sliding speed for good.
-  if (euler && !stick_landing) {
-    h_stick = sliding_reversal(qp_, vp_, h);
-    if (std::isfinite(h_stick)) return Outcome::Stick;
-  }
-  if (stick_landing || euler) {
+  if (stick_landing) {
     ap_ = a_;
   } else {
     h_stick = sliding_reversal(qp_, vp_, h);
     if (std::isfinite(h_stick)) return Outcome::Stick;
-    // 2. the force LCP at the predicted state
-    if (!accelerations(qp_, vp_, ap_, true)) return Outcome::ContactFailed;
+    // 2. the force LCP at the predicted state (not for the symplectic Euler rule)
+    if (!euler && !accelerations(qp_, vp_, ap_, true)) return Outcome::ContactFailed;
   }
   // 3. correct (implicit trapezoid with the predicted forces); the
   // symplectic Euler rule's step is the prediction
