@@ -334,6 +334,37 @@ TEST(Incline, ABallRollsAboveTheRollingLimitAndSlidesAndSpinsBelowIt) {
   }
 }
 
+// An incline whose fall line lies between two of the friction cone's
+// directions (the slope turned 130° about z): the cube, μ = 0.6 tan 12°,
+// slides from rest straight down the fall line with a = g(sin θ − μ cos θ).
+// The force LCP's 8-direction cone starts the slide up to 22.5° askew;
+// frozen there until it reached 1e-4 m/s, the slide left rest 1.8e-6 m/s
+// too fast along the fall line (1.9e-6 m further in 1 s).
+TEST(Incline, ACubeStartsToSlideAlongTheFallLineBetweenConeDirections) {
+  const double pi = std::acos(-1.0), theta = 12.0 * pi / 180.0, psi = 130.0 * pi / 180.0;
+  const double mu = 0.6 * std::tan(theta);
+  const Vec3 n(std::sin(theta) * std::cos(psi), std::sin(theta) * std::sin(psi), std::cos(theta));
+  // The cube turned by θ about z × n: its bottom face on the incline.
+  const Eigen::Quaterniond turn = Eigen::Quaterniond::FromTwoVectors(Vec3::UnitZ(), n);
+  const Vec3 p = 0.05 * n;
+  char xml[1024];
+  std::snprintf(xml, sizeof xml,
+                "<world gravity=\"0 0 -9.81\"><model name=\"body\" urdf=\"../cube.urdf\" root=\"free\">"
+                "<state q=\"%.17g %.17g %.17g %.17g %.17g %.17g %.17g\"/></model>"
+                "<ground normal=\"%.17g %.17g %.17g\" offset=\"0\"/><contact mu=\"%.17g\" restitution=\"0\"/>"
+                "<simulate scheme=\"event-driven\" duration=\"1\" output_rate=\"0\"/></world>",
+                p.x(), p.y(), p.z(), turn.x(), turn.y(), turn.z(), turn.w(), n.x(), n.y(), n.z(), mu);
+  Scenario sc = load_world_string(xml, "incline_130.xml", std::string(PLUME_MODELS_DIR) + "/worlds");
+  Simulator sim(sc.world, sc.options);
+  const SimulationResult result = sim.run();
+  ASSERT_EQ(result.status, SimulationStatus::Finished) << result.message;
+  const Vec3 down = (-Vec3::UnitZ() + n.z() * n).normalized();
+  const Vec3 moved = sim.q().head<3>() - p;
+  const double a = g * (std::sin(theta) - mu * std::cos(theta));
+  EXPECT_NEAR(moved.dot(down), 0.5 * a, 1e-8);
+  EXPECT_LT((moved - moved.dot(down) * down).norm(), 1e-8) << "it must not drift across the fall line";
+}
+
 TEST(Sliding, ABoxSlidesToRestAtVSquaredOverTwoMuG) {
   // models/worlds/box_sliding_to_rest.xml: v0 = 1 m/s, μ = 0.5. Tolerances:
   // event-driven and time-stepping locate the stick (measured 5e-15 m);

@@ -15,6 +15,13 @@
 
 namespace plume::detail {
 
+namespace {
+// Tangential accelerations of contacts starting to slide below this are
+// rounding (or a contact the exact cone keeps sticking): their directions
+// are left as the force LCP gave them [m/s²].
+constexpr double kStartingSlideNoise = 1e-8;
+}  // namespace
+
 // At time t with state (q, v): impacts, then the new current and active sets.
 bool EventDrivenCore::handle_contacts(SimulationResult& result) {
   const Model& m = model();
@@ -69,6 +76,7 @@ bool EventDrivenCore::solve_contact_sets(SimulationResult& result, const VectorX
     }
   }
   current.clear();
+  std::vector<int> starting;  // tracks that start to slide from rest
   if (!resting.empty()) {
     const int nr = static_cast<int>(resting.size());
     VectorX mur(nr);
@@ -106,7 +114,9 @@ bool EventDrivenCore::solve_contact_sets(SimulationResult& result, const VectorX
           tr.slide_dir = u.normalized();
         } else {
           // Starting to slip from rest: along the tangential acceleration
-          // the LCP found (or, failing that, against the friction force).
+          // the LCP found (or, failing that, against the friction force);
+          // refine_starting_slides then makes it Coulomb's direction.
+          starting.push_back(static_cast<int>(current.size()));
           Vec3 t1, t2;
           tangent_basis(ck.normal, t1, t2);
           const Vec3 f = s.friction(0, k) * t1 + s.friction(1, k) * t2;
@@ -125,8 +135,112 @@ bool EventDrivenCore::solve_contact_sets(SimulationResult& result, const VectorX
       current.push_back(tr);
     }
     add_dependent_contacts(s.current);
+    if (!starting.empty()) refine_starting_slides(starting);
   }
   return true;
+}
+
+// The force LCP's polyhedral cone of k directions gives a contact that
+// starts to slide from rest a direction ŝ₀ within π/k of Coulomb's: there the
+// friction −μλŝ₀ opposes a tangential acceleration a_t that is itself along
+// ŝ₀ (maximal dissipation). Frozen at the approximate ŝ₀ until the slide
+// reaches kSlideFreeze, the slide would leave rest slightly askew: a cube on
+// an incline whose slope lies between two cone directions gained 1.8e-6 m/s
+// along it. Newton's method on the active contacts' angles (Jacobian by
+// forward differences of the constrained dynamics) turns each ŝ₀ onto its
+// a_t; it keeps the LCP's directions if it does not converge.
+void EventDrivenCore::refine_starting_slides(const std::vector<int>& starting) {
+  memo.valid = false;
+  dynamics(q, v, x_scratch(), false);
+  std::vector<int> slots;
+  for (int k : starting) {
+    const Tracked& tr = current[static_cast<std::size_t>(k)];
+    const int a = active_slot(k);
+    if (a >= 0 && tr.mode == ContactMode::Sliding && tr.frozen && tr.mu > 0.0) slots.push_back(a);
+  }
+  const int n = static_cast<int>(slots.size());
+  std::vector<Vec3> before;
+  for (const Tracked& tr : current) before.push_back(tr.slide_dir);
+  VectorX angle(n), r(n), r1(n), step(n);
+  for (int i = 0; i < n; ++i) {
+    const int a = slots[static_cast<std::size_t>(i)];
+    Vec3 t1, t2;
+    tangent_basis(act[static_cast<std::size_t>(a)].normal, t1, t2);
+    const Vec3& d = current[static_cast<std::size_t>(act_track[static_cast<std::size_t>(a)])].slide_dir;
+    angle(i) = std::atan2(d.dot(t2), d.dot(t1));
+  }
+  bool converged = n == 0;
+  MatrixX J(n, n);
+  double previous = kInf;
+  for (int iteration = 0; iteration < 20 && !converged; ++iteration) {
+    const double scale = starting_slide_residuals(slots, angle, r);
+    // Below kStartingSlideNoise the slide moves no more than that in a
+    // second: rounding, or a contact that Coulomb's cone keeps sticking at
+    // its boundary (a_t → 0 as the directions converge).
+    if (!(scale > kStartingSlideNoise) || !r.allFinite()) break;
+    const double residual = r.cwiseAbs().maxCoeff();
+    // Within 1e-9 rad of Coulomb's direction, or as close as the dynamics'
+    // rounding allows (no more progress, within 1e-6 rad). The state of the
+    // last evaluation stays: the directions and q̈ in scratch.
+    if (residual <= 1e-9 || (residual > 0.5 * previous && residual <= 1e-6)) {
+      converged = true;
+      break;
+    }
+    if (residual > 0.5 * previous) break;
+    previous = residual;
+    const double delta = 1e-7;
+    for (int j = 0; j < n; ++j) {
+      angle(j) += delta;
+      starting_slide_residuals(slots, angle, r1);
+      angle(j) -= delta;
+      J.col(j) = (r1 - r) / delta;
+    }
+    step = J.colPivHouseholderQr().solve(r);
+    if (!step.allFinite()) break;
+    angle -= step;
+  }
+  if (!converged) {
+    for (std::size_t k = 0; k < current.size(); ++k) current[k].slide_dir = before[k];
+  } else {
+    // Inactive (dependent) contacts starting to slide follow the refined
+    // accelerations.
+    const VectorX qdd = scratch;
+    for (int k : starting) {
+      Tracked& tr = current[static_cast<std::size_t>(k)];
+      if (tr.active) continue;
+      const Vec3 a_t = tangential_acceleration(tr.contact, qdd);
+      if (a_t.norm() > 0.0) tr.slide_dir = a_t.normalized();
+    }
+  }
+  memo.valid = false;
+}
+
+// Sets the directions of the active slots to their angles in the contacts'
+// tangent bases, evaluates the constrained dynamics (q̈ in the scratch
+// vector) and returns in r_i the angle from ŝ₀ to a_t (in (−π, π], zero
+// only when a_t is along ŝ₀), with the largest |a_t| as the scale.
+double EventDrivenCore::starting_slide_residuals(const std::vector<int>& slots, const VectorX& angle, VectorX& r) {
+  const int n = static_cast<int>(slots.size());
+  for (int i = 0; i < n; ++i) {
+    const int a = slots[static_cast<std::size_t>(i)];
+    Vec3 t1, t2;
+    tangent_basis(act[static_cast<std::size_t>(a)].normal, t1, t2);
+    current[static_cast<std::size_t>(act_track[static_cast<std::size_t>(a)])].slide_dir =
+        std::cos(angle(i)) * t1 + std::sin(angle(i)) * t2;
+  }
+  // The active set is the same for every angle: act and act_track keep
+  // their slots (dynamics_full rebuilds them in the same order).
+  memo.valid = false;
+  dynamics(q, v, x_scratch(), false);
+  double scale = 0.0;
+  for (int i = 0; i < n; ++i) {
+    const int a = slots[static_cast<std::size_t>(i)];
+    const double a1 = D.col(2 * a).dot(scratch) + Ddv(2 * a), a2 = D.col(2 * a + 1).dot(scratch) + Ddv(2 * a + 1);
+    const double c = std::cos(angle(i)), sn = std::sin(angle(i));
+    r(i) = std::atan2(c * a2 - sn * a1, c * a1 + sn * a2);
+    scale = std::max(scale, std::hypot(a1, a2));
+  }
+  return scale;
 }
 
 // The LCP's basic solution carries the load on independent contacts only: a

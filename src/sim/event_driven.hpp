@@ -300,6 +300,10 @@ struct EventDrivenCore {
   static constexpr int kJamAttempts = 6;           // three steps h, with the run's cone and then a finer one
   static constexpr int kJamConeDirections = 16;    // the finer cone (cos(π/16) = 0.98)
   void add_dependent_contacts(const std::vector<int>& resting_current);
+  // Coulomb's direction for contacts that start to slide from rest (tracks
+  // in current): the force LCP's polyhedral cone only approximates it.
+  void refine_starting_slides(const std::vector<int>& starting);
+  double starting_slide_residuals(const std::vector<int>& slots, const VectorX& angle, VectorX& r);
   void report_set_changes(const std::vector<Tracked>& previous, bool impact);
   Vec3 tangential_acceleration(const Contact& c, const VectorX& qdd);
   static bool same_sets(const std::vector<Tracked>& a, const std::vector<Tracked>& b);
