@@ -231,6 +231,24 @@ class TimeStepping final : public SchemeBase {
   bool fast_split_ = false;
   VectorX fast_a0_, fast_Tdv_, fast_Ddv_, fast_b_, fast_lambda_, fast_Dinv_, fast_x_, fast_Ka0_, fast_Tddq_;
 
+  // project()'s velocity projection -> the next force solve at the same q
+  // (bitwise): H, its LᵀDL and what crba_placements leaves for the contacts
+  // and the bias pass of RNEA (placements, joint transforms and subspaces,
+  // the sines and cosines), kept so that accelerations() need not redo them.
+  struct InertiaAt {
+    VectorX q;
+    std::vector<Transform> Xup, X0;
+    Matrix6X S;
+    Matrix2X qsc;
+    MatrixX H;
+    RowMatrixX LD;
+    bool valid = false;
+  };
+  void keep_inertia(const VectorX& q);
+  bool restore_inertia(const VectorX& q);
+  InertiaAt inertia_at_;
+  bool ltdl_known_ = false;  // accelerations(): data_.LD already factors H (active_set_accelerations skips ltdl)
+
   // project(): workspace
   std::vector<Contact> proj_act_, proj_found_;
   std::vector<bool> proj_stick_;

@@ -432,7 +432,7 @@ bool TimeStepping::active_set_accelerations(const VectorX& v, VectorX& a, bool p
   // were refreshed with), the bias pass of RNEA the velocities
   // contact_jacobians reads; H = LᵀDL by the branch-induced sparse
   // factorisation (independent bodies: block-diagonal, no fill-in).
-  unchecked::ltdl(m, data_);
+  if (!ltdl_known_) unchecked::ltdl(m, data_);
   fast_a0_ = tau_applied_ - unchecked::bias_forces_after_crba(m, data_, v);
   ltdl_solve(m, data_, fast_a0_);
   fast_T_.resize(nv, nc);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "algorithms/crba_placements.hpp"
 #include "plume/algorithms/cholesky.hpp"
 #include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/energy.hpp"
@@ -132,8 +133,10 @@ bool TimeStepping::project(bool placed) {
   if (worst > 0.1 * opt_.velocity_tolerance) {
     int rows = 0;
     for (int k = 0; k < na; ++k) rows += proj_stick_[static_cast<std::size_t>(k)] ? 3 : 1;
-    unchecked::crba(m, data_, q_);
+    // (crba_placements: what the next force solve at q_ needs besides H, kept for it)
+    detail::crba_placements(m, data_, q_);
     unchecked::ltdl(m, data_);
+    keep_inertia(q_);
     unchecked::forward_kinematics(m, data_, q_, v_, zero_);
     proj_T_.resize(nv, na);
     proj_Tdv_.resize(na);
