@@ -161,9 +161,10 @@ class TimeStepping final : public SchemeBase {
   bool fully_constrained();
   enum class Forces : std::uint8_t { Solved, Unsolved };
   Forces fast_forces(bool symmetric);
-  bool symmetric_forces();
+  // (the rows of fast_K_ grouped by fast_group_, contact k of group g = contacts[fast_group_contact_[g]])
+  bool symmetric_forces(const std::vector<Contact>& contacts);
   void add_A_blocks(int ng, int rows, const double* W);
-  void support_chains(int ng, int rows, const double* W);
+  void support_chains(const std::vector<Contact>& contacts, int ng, int rows, const double* W);
 
   // ---- step 4: detection, landing, a slide's stop (time_stepping_landing.cpp) -----------------
   // `placements`: leave q's placements in data_ (false: the caller runs its own kinematics next).
@@ -190,6 +191,7 @@ class TimeStepping final : public SchemeBase {
   // kinematics (placements, velocities) of (q_, v_) as they leave them;
   // impacts() then needs no kinematics pass of its own.
   bool project(bool placed);                                                            // time_stepping_drift.cpp
+  const VectorX& metric_step(const std::vector<Contact>& act, const std::vector<bool>* stick);
   bool no_energy_gain(const VectorX& q0, const VectorX& v0, double h, bool kinematics);  // time_stepping_drift.cpp
   const VectorX& applied_tau_at(const VectorX& v) {
     applied_torque(model(), opt_, tau_, v, tau_applied_);

@@ -94,7 +94,7 @@ bool TimeStepping::project(bool placed) {
     proj_Kdv_.resize(na);
     contact_jacobian(m, data_, act, proj_K_, proj_Kdv_);
     proj_phi_ = -proj_phi_;
-    q_ = integrate(m, q_, hmetric_.solve(m, data_, proj_K_, proj_phi_), 1.0);  // δ = −H⁻¹K (KᵀH⁻¹K)⁻¹ Ψ
+    q_ = integrate(m, q_, metric_step(act, nullptr), 1.0);  // δ = −H⁻¹K (KᵀH⁻¹K)⁻¹ Ψ
     changed = true;
   }
   // Only the held contacts' velocities are constrained below.
@@ -154,11 +154,40 @@ bool TimeStepping::project(bool placed) {
     }
     proj_phi_.resize(rows);
     proj_phi_.noalias() = -(proj_K_.transpose() * v_);
-    v_ += hmetric_.solve(m, data_, proj_K_, proj_phi_);
+    v_ += metric_step(act, &proj_stick_);
     changed = true;
   }
   if (changed) ++stats_.projections;
   return !changed;  // (the first check's kinematics, at (q_, v_))
+}
+
+// The step H⁻¹K (KᵀH⁻¹K)⁻¹ r of the projections (K = proj_K_, r =
+// proj_phi_; data_ holds H's LᵀDL): HMetricCorrection's, the event-driven
+// scheme's. With the symplectic Euler rule (the fast mode) the same
+// regularised system by the force solve's contact-by-contact assembly
+// (symmetric_forces(): the rows of `act`'s contacts, three for a sticking
+// one, else one; Cholesky in place of LU: the same up to rounding), the
+// dense solve where its factorisation fails.
+const VectorX& TimeStepping::metric_step(const std::vector<Contact>& act, const std::vector<bool>* stick) {
+  const Model& m = model();
+  if (opt_.time_stepping_rule == TimeSteppingRule::SymplecticEuler) {
+    fast_group_.clear();
+    fast_group_contact_.clear();
+    int rows = 0;
+    for (std::size_t k = 0; k < act.size(); ++k) {
+      fast_group_.push_back(rows);
+      fast_group_contact_.push_back(static_cast<int>(k));
+      rows += stick && (*stick)[k] ? 3 : 1;
+    }
+    fast_group_.push_back(rows);
+    if (rows == static_cast<int>(proj_K_.cols())) {
+      fast_K_ = proj_K_;
+      fast_b_ = proj_phi_;
+      fast_winv_.setOnes(rows);
+      if (symmetric_forces(act)) return fast_x_;
+    }
+  }
+  return hmetric_.solve(m, data_, proj_K_, proj_phi_);
 }
 
 // The trapezoid on a body's body-frame velocity is exact only for constant
