@@ -259,6 +259,15 @@ class TimeStepping final : public SchemeBase {
   VectorX zero_;
   VectorX proj_phi_, proj_Kdv_, proj_Tdv_, proj_Ddv_;
   HMetricCorrection hmetric_;
+  // project()'s check when it moved nothing (symplectic Euler rule): ζ of
+  // proj_act_'s contacts at (q_, v_), for impacts() while data_ keeps that
+  // check's kinematics
+  std::vector<double> proj_zeta_;
+  bool proj_zeta_valid_ = false;
+  // ζ of contact c from project()'s check (the same id, bodies and feature
+  // pair; its body-frame features from an earlier detection: ζ the same up
+  // to rounding), or NaN
+  double checked_zeta(const Contact& c) const;
   // impacts() -> settle(): ζ of the touching contacts at (zeta_q_, zeta_v_)
   VectorX imp_zeta_, imp_mu_, imp_e_, zeta_q_, zeta_v_;
   bool zeta_known_ = false;

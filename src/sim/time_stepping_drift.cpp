@@ -29,6 +29,7 @@ namespace plume::detail {
 // the first check computes the velocities only.
 bool TimeStepping::project(bool placed) {
   const Model& m = model();
+  proj_zeta_valid_ = false;
   proj_act_.clear();
   proj_stick_.clear();
   proj_held_.clear();
@@ -120,8 +121,10 @@ bool TimeStepping::project(bool placed) {
     }
   }
   double worst = 0.0;
+  proj_zeta_.resize(static_cast<std::size_t>(na));
   for (int k = 0; k < na; ++k) {
     const ContactKinematics ck = contact_kinematics(m, data_, act[k]);
+    proj_zeta_[static_cast<std::size_t>(k)] = ck.gap_rate;
     worst = std::max(worst, std::abs(ck.gap_rate));
     if (proj_stick_[static_cast<std::size_t>(k)]) {
       Vec3 t1, t2;
@@ -158,7 +161,22 @@ bool TimeStepping::project(bool placed) {
     changed = true;
   }
   if (changed) ++stats_.projections;
+  // (the symplectic Euler rule only: the touching contacts impacts() sees come
+  // from a new detection, their body-frame features rounded differently)
+  proj_zeta_valid_ = !changed && opt_.time_stepping_rule == TimeSteppingRule::SymplecticEuler;
   return !changed;  // (the first check's kinematics, at (q_, v_))
+}
+
+double TimeStepping::checked_zeta(const Contact& c) const {
+  if (!proj_zeta_valid_ || c.kind != ContactKind::Shapes) return std::numeric_limits<double>::quiet_NaN();
+  for (std::size_t k = 0; k < proj_zeta_.size() && k < proj_act_.size(); ++k) {
+    const Contact& a = proj_act_[k];
+    if (a.id != c.id) continue;
+    const bool same = a.kind == c.kind && a.body_a == c.body_a && a.body_b == c.body_b && a.local.type == c.local.type &&
+                      a.local.first_on_b == c.local.first_on_b;
+    return same ? proj_zeta_[k] : std::numeric_limits<double>::quiet_NaN();
+  }
+  return std::numeric_limits<double>::quiet_NaN();
 }
 
 // The step H⁻¹K (KᵀH⁻¹K)⁻¹ r of the projections (K = proj_K_, r =
