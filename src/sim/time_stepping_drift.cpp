@@ -241,6 +241,16 @@ bool TimeStepping::no_energy_gain(const VectorX& q0, const VectorX& v0, double h
     return at_state;
   }
   v_ *= std::sqrt(1.0 - excess / kinetic);
+  // The symplectic Euler rule (the fast mode) keeps the scaled state's
+  // energy, e₁ − excess = e0 + work (kinetic − excess, the same potential),
+  // for the next step's start instead of evaluating it there: the same up
+  // to rounding.
+  if (opt_.time_stepping_rule == TimeSteppingRule::SymplecticEuler) {
+    energy_q_ = q_;
+    energy_v_ = v_;
+    energy_ = e0 + work;
+    energy_valid_ = true;
+  }
   return false;
 }
 
