@@ -43,6 +43,7 @@ bool TimeStepping::project(bool placed) {
   std::vector<Contact>& act = proj_act_;
   const int nv = m.nv();
   bool changed = false;
+  bool checked_here = false;  // the loop's last check ran at the final q_ (after a correction)
   // Positions: δ = −H⁻¹T (TᵀH⁻¹T)⁻¹ Ψ, a few Newton iterations.
   for (int iteration = 0; iteration < 3; ++iteration) {
     if (iteration == 0 && placed) {
@@ -87,7 +88,10 @@ bool TimeStepping::project(bool placed) {
       if (na == 0) return false;
     }
     proj_phi_.conservativeResize(na);
-    if (worst <= opt_.drift_tolerance) break;
+    if (worst <= opt_.drift_tolerance) {
+      checked_here = iteration > 0;
+      break;
+    }
     // (The placements the Jacobian needs are those of the check above, at q_.)
     unchecked::crba(m, data_, q_);
     unchecked::ltdl(m, data_);
@@ -114,7 +118,9 @@ bool TimeStepping::project(bool placed) {
   // Velocities: remove the normal (and sticking tangential) components,
   // checked by the contacts' kinematics first (the Jacobians only when a
   // velocity has drifted).
-  if (changed) {  // (otherwise the kinematics and contacts are those of the first check)
+  // (Otherwise the kinematics and contacts are those of the first check, or
+  // of the check after the last correction, at this q_.)
+  if (changed && !checked_here) {
     unchecked::forward_kinematics(m, data_, q_, v_, zero_);
     for (Contact& c : act) {
       if (c.kind == ContactKind::Shapes) refresh_contact(m, data_, c);
@@ -159,12 +165,15 @@ bool TimeStepping::project(bool placed) {
     proj_phi_.noalias() = -(proj_K_.transpose() * v_);
     v_ += metric_step(act, &proj_stick_);
     changed = true;
+    // The placements and velocities of (q_, v_) for the energy guard and
+    // impacts() (one pass here instead of one in each).
+    unchecked::forward_kinematics(m, data_, q_, v_);
   }
   if (changed) ++stats_.projections;
   // (the symplectic Euler rule only: the touching contacts impacts() sees come
   // from a new detection, their body-frame features rounded differently)
   proj_zeta_valid_ = !changed && opt_.time_stepping_rule == TimeSteppingRule::SymplecticEuler;
-  return !changed;  // (the first check's kinematics, at (q_, v_))
+  return true;  // (data_: the placements and velocities of (q_, v_))
 }
 
 double TimeStepping::checked_zeta(const Contact& c) const {
