@@ -66,6 +66,7 @@
 
 #include <Eigen/LU>
 
+#include "plume/contact/contact_jacobian.hpp"
 #include "plume/dynamics/contact_dynamics.hpp"
 #include "sim/banded_cholesky.hpp"
 #include "sim/drift_correction.hpp"
@@ -255,6 +256,7 @@ class TimeStepping final : public SchemeBase {
   std::vector<Contact> proj_act_, proj_found_;
   std::vector<bool> proj_stick_;
   std::vector<bool> proj_held_;  // active in β: positions and velocities (else positions only)
+  std::vector<ContactKinematics> proj_ck_;  // the check's kinematics of each shape contact
   MatrixX proj_K_, proj_T_, proj_D_;
   VectorX zero_;
   VectorX proj_phi_, proj_Kdv_, proj_Tdv_, proj_Ddv_;

@@ -68,8 +68,18 @@ bool TimeStepping::project(bool placed) {
     double worst = 0.0;
     int na = 0;
     proj_phi_.resize(static_cast<Eigen::Index>(act.size()));
+    proj_ck_.resize(act.size());
     for (std::size_t k = 0; k < act.size(); ++k) {
-      if (act[k].kind == ContactKind::Shapes) refresh_contact(m, data_, act[k]);
+      if (act[k].kind == ContactKind::Shapes) {
+        // (refresh_contact's gap, normal and points from the evaluation that
+        // gives the velocity check its rates: the same features, the same bits)
+        proj_ck_[k] = contact_kinematics(m, data_, act[k]);
+        const ContactKinematics& ck = proj_ck_[k];
+        act[k].gap = ck.gap;
+        act[k].normal = ck.normal;
+        act[k].point_a = ck.point_a;
+        act[k].point_b = ck.point_b;
+      }
       const double phi = act[k].kind == ContactKind::Shapes ? act[k].gap : gap_at(q_, act[k]);
       // (the first check decides which force-free contacts take part)
       if (iteration == 0 && !proj_held_[k] && !(phi < -opt_.drift_tolerance)) continue;
@@ -77,6 +87,7 @@ bool TimeStepping::project(bool placed) {
         act[static_cast<std::size_t>(na)] = act[k];
         proj_stick_[static_cast<std::size_t>(na)] = proj_stick_[k];
         proj_held_[static_cast<std::size_t>(na)] = proj_held_[k];
+        proj_ck_[static_cast<std::size_t>(na)] = proj_ck_[k];
       }
       proj_phi_(na++) = phi;
       worst = std::max(worst, std::abs(phi));
@@ -85,6 +96,7 @@ bool TimeStepping::project(bool placed) {
       act.resize(static_cast<std::size_t>(na));
       proj_stick_.resize(static_cast<std::size_t>(na));
       proj_held_.resize(static_cast<std::size_t>(na));
+      proj_ck_.resize(static_cast<std::size_t>(na));
       if (na == 0) return false;
     }
     proj_phi_.conservativeResize(na);
@@ -109,11 +121,15 @@ bool TimeStepping::project(bool placed) {
       if (!proj_held_[k]) continue;
       act[kept] = act[k];
       proj_stick_[kept] = proj_stick_[k];
+      proj_ck_[kept] = proj_ck_[k];
       ++kept;
     }
     act.resize(kept);
     proj_stick_.resize(kept);
+    proj_ck_.resize(kept);
   }
+  // The last check ran at (q_, v_) as they stand: its contact kinematics hold.
+  const bool checked = !changed || checked_here;
   const int na = static_cast<int>(act.size());
   // Velocities: remove the normal (and sticking tangential) components,
   // checked by the contacts' kinematics first (the Jacobians only when a
@@ -129,7 +145,8 @@ bool TimeStepping::project(bool placed) {
   double worst = 0.0;
   proj_zeta_.resize(static_cast<std::size_t>(na));
   for (int k = 0; k < na; ++k) {
-    const ContactKinematics ck = contact_kinematics(m, data_, act[k]);
+    const ContactKinematics ck = checked && act[k].kind == ContactKind::Shapes ? proj_ck_[static_cast<std::size_t>(k)]
+                                                                               : contact_kinematics(m, data_, act[k]);
     proj_zeta_[static_cast<std::size_t>(k)] = ck.gap_rate;
     worst = std::max(worst, std::abs(ck.gap_rate));
     if (proj_stick_[static_cast<std::size_t>(k)]) {
