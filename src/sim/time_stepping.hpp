@@ -66,6 +66,7 @@
 
 #include <Eigen/LU>
 
+#include "plume/contact/contact_jacobian.hpp"
 #include "plume/dynamics/contact_dynamics.hpp"
 #include "sim/banded_cholesky.hpp"
 #include "sim/drift_correction.hpp"
@@ -161,9 +162,10 @@ class TimeStepping final : public SchemeBase {
   bool fully_constrained();
   enum class Forces : std::uint8_t { Solved, Unsolved };
   Forces fast_forces(bool symmetric);
-  bool symmetric_forces();
+  // (the rows of fast_K_ grouped by fast_group_, contact k of group g = contacts[fast_group_contact_[g]])
+  bool symmetric_forces(const std::vector<Contact>& contacts);
   void add_A_blocks(int ng, int rows, const double* W);
-  void support_chains(int ng, int rows, const double* W);
+  void support_chains(const std::vector<Contact>& contacts, int ng, int rows, const double* W);
 
   // ---- step 4: detection, landing, a slide's stop (time_stepping_landing.cpp) -----------------
   // `placements`: leave q's placements in data_ (false: the caller runs its own kinematics next).
@@ -190,6 +192,7 @@ class TimeStepping final : public SchemeBase {
   // kinematics (placements, velocities) of (q_, v_) as they leave them;
   // impacts() then needs no kinematics pass of its own.
   bool project(bool placed);                                                            // time_stepping_drift.cpp
+  const VectorX& metric_step(const std::vector<Contact>& act, const std::vector<bool>* stick);
   bool no_energy_gain(const VectorX& q0, const VectorX& v0, double h, bool kinematics);  // time_stepping_drift.cpp
   const VectorX& applied_tau_at(const VectorX& v) {
     applied_torque(model(), opt_, tau_, v, tau_applied_);
@@ -231,14 +234,42 @@ class TimeStepping final : public SchemeBase {
   bool fast_split_ = false;
   VectorX fast_a0_, fast_Tdv_, fast_Ddv_, fast_b_, fast_lambda_, fast_Dinv_, fast_x_, fast_Ka0_, fast_Tddq_;
 
+  // project()'s velocity projection -> the next force solve at the same q
+  // (bitwise): H, its LᵀDL and what crba_placements leaves for the contacts
+  // and the bias pass of RNEA (placements, joint transforms and subspaces,
+  // the sines and cosines), kept so that accelerations() need not redo them.
+  struct InertiaAt {
+    VectorX q;
+    std::vector<Transform> Xup, X0;
+    Matrix6X S;
+    Matrix2X qsc;
+    MatrixX H;
+    RowMatrixX LD;
+    bool valid = false;
+  };
+  void keep_inertia(const VectorX& q);
+  bool restore_inertia(const VectorX& q);
+  InertiaAt inertia_at_;
+  bool ltdl_known_ = false;  // accelerations(): data_.LD already factors H (active_set_accelerations skips ltdl)
+
   // project(): workspace
   std::vector<Contact> proj_act_, proj_found_;
   std::vector<bool> proj_stick_;
   std::vector<bool> proj_held_;  // active in β: positions and velocities (else positions only)
+  std::vector<ContactKinematics> proj_ck_;  // the check's kinematics of each shape contact
   MatrixX proj_K_, proj_T_, proj_D_;
   VectorX zero_;
   VectorX proj_phi_, proj_Kdv_, proj_Tdv_, proj_Ddv_;
   HMetricCorrection hmetric_;
+  // project()'s check when it moved nothing (symplectic Euler rule): ζ of
+  // proj_act_'s contacts at (q_, v_), for impacts() while data_ keeps that
+  // check's kinematics
+  std::vector<double> proj_zeta_;
+  bool proj_zeta_valid_ = false;
+  // ζ of contact c from project()'s check (the same id, bodies and feature
+  // pair; its body-frame features from an earlier detection: ζ the same up
+  // to rounding), or NaN
+  double checked_zeta(const Contact& c) const;
   // impacts() -> settle(): ζ of the touching contacts at (zeta_q_, zeta_v_)
   VectorX imp_zeta_, imp_mu_, imp_e_, zeta_q_, zeta_v_;
   bool zeta_known_ = false;

@@ -59,7 +59,7 @@ TimeStepping::Forces TimeStepping::fast_forces(bool symmetric) {
   const int nv = m.nv();
   const int rows = static_cast<int>(fast_K_.cols());
   if (symmetric && rows > nv && fully_constrained()) return Forces::Solved;
-  if (symmetric) return symmetric_forces() ? Forces::Solved : Forces::Unsolved;
+  if (symmetric) return symmetric_forces(contacts_) ? Forces::Solved : Forces::Unsolved;
   fast_Kt_ = fast_K_.transpose();
   ltdl_solve_Lt_rows(m, data_, fast_Kt_);
   fast_Gt_ = fast_G_.transpose();
@@ -247,12 +247,12 @@ PLUME_SCALAR_LOOPS bool cholesky_in_order(double* A, int n) {
 // every chain holds (fast_shared_: the dofs 0 … fast_shared_ − 1) when they
 // lie below every other chain dof (fast_split_). Kept while the contacts
 // (their rows and bodies) stay those of the last call.
-void TimeStepping::support_chains(int ng, int rows, const double* W) {
+void TimeStepping::support_chains(const std::vector<Contact>& contacts, int ng, int rows, const double* W) {
   const Model& m = model();
   const int nv = m.nv();
   bool same = static_cast<int>(fast_sig_.size()) == 3 * ng;
   for (int g = 0; g < ng && same; ++g) {
-    const Contact& c = contacts_[static_cast<std::size_t>(fast_group_contact_[static_cast<std::size_t>(g)])];
+    const Contact& c = contacts[static_cast<std::size_t>(fast_group_contact_[static_cast<std::size_t>(g)])];
     const int n = fast_group_[static_cast<std::size_t>(g) + 1] - fast_group_[static_cast<std::size_t>(g)];
     const std::size_t k = 3 * static_cast<std::size_t>(g);
     same = c.kind == ContactKind::Shapes && fast_sig_[k] == n && fast_sig_[k + 1] == c.body_a && fast_sig_[k + 2] == c.body_b;
@@ -269,7 +269,7 @@ void TimeStepping::support_chains(int ng, int rows, const double* W) {
   for (int g = 0; g < ng; ++g) {
     const int r0 = fast_group_[static_cast<std::size_t>(g)], n = fast_group_[static_cast<std::size_t>(g) + 1] - r0;
     const int tag = g + 1;
-    const Contact& c = contacts_[static_cast<std::size_t>(fast_group_contact_[static_cast<std::size_t>(g)])];
+    const Contact& c = contacts[static_cast<std::size_t>(fast_group_contact_[static_cast<std::size_t>(g)])];
     if (c.kind == ContactKind::Shapes) {  // the two bodies' support chains
       for (int body : {c.body_b, c.body_a}) {
         for (int i = body; i > 0; i = m.parent(i)) {
@@ -316,7 +316,7 @@ void TimeStepping::support_chains(int ng, int rows, const double* W) {
   fast_split_ = split;
   bool shapes = true;
   for (int g = 0; g < ng; ++g) {
-    const Contact& c = contacts_[static_cast<std::size_t>(fast_group_contact_[static_cast<std::size_t>(g)])];
+    const Contact& c = contacts[static_cast<std::size_t>(fast_group_contact_[static_cast<std::size_t>(g)])];
     shapes &= c.kind == ContactKind::Shapes;
     fast_sig_.push_back(fast_group_[static_cast<std::size_t>(g) + 1] - fast_group_[static_cast<std::size_t>(g)]);
     fast_sig_.push_back(c.body_a);
@@ -334,7 +334,7 @@ void TimeStepping::support_chains(int ng, int rows, const double* W) {
 // rank-one updates and right-looking banded Cholesky it replaces, in their
 // order (only exact zeros are skipped): the same bits. False when a pivot
 // is not positive (rounding on dependent rows: the LCP decides).
-bool TimeStepping::symmetric_forces() {
+bool TimeStepping::symmetric_forces(const std::vector<Contact>& contacts) {
   const Model& m = model();
   const int nv = m.nv();
   const int rows = static_cast<int>(fast_K_.cols());
@@ -359,7 +359,7 @@ bool TimeStepping::symmetric_forces() {
   }
   fast_Dinv_.resize(nv);
   for (int d = 0; d < nv; ++d) fast_Dinv_(d) = 1.0 / data_.LD(d, d);
-  support_chains(ng, rows, W);
+  support_chains(contacts, ng, rows, W);
   const int shared = fast_shared_, shared_max = shared - 1;
   const bool split = fast_split_;
   for (int g = 0; g < ng; ++g) {
@@ -432,7 +432,7 @@ bool TimeStepping::active_set_accelerations(const VectorX& v, VectorX& a, bool p
   // were refreshed with), the bias pass of RNEA the velocities
   // contact_jacobians reads; H = LᵀDL by the branch-induced sparse
   // factorisation (independent bodies: block-diagonal, no fill-in).
-  unchecked::ltdl(m, data_);
+  if (!ltdl_known_) unchecked::ltdl(m, data_);
   fast_a0_ = tau_applied_ - unchecked::bias_forces_after_crba(m, data_, v);
   ltdl_solve(m, data_, fast_a0_);
   fast_T_.resize(nv, nc);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "algorithms/crba_placements.hpp"
 #include "plume/algorithms/cholesky.hpp"
 #include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/energy.hpp"
@@ -28,6 +29,7 @@ namespace plume::detail {
 // the first check computes the velocities only.
 bool TimeStepping::project(bool placed) {
   const Model& m = model();
+  proj_zeta_valid_ = false;
   proj_act_.clear();
   proj_stick_.clear();
   proj_held_.clear();
@@ -41,6 +43,7 @@ bool TimeStepping::project(bool placed) {
   std::vector<Contact>& act = proj_act_;
   const int nv = m.nv();
   bool changed = false;
+  bool checked_here = false;  // the loop's last check ran at the final q_ (after a correction)
   // Positions: δ = −H⁻¹T (TᵀH⁻¹T)⁻¹ Ψ, a few Newton iterations.
   for (int iteration = 0; iteration < 3; ++iteration) {
     if (iteration == 0 && placed) {
@@ -65,8 +68,18 @@ bool TimeStepping::project(bool placed) {
     double worst = 0.0;
     int na = 0;
     proj_phi_.resize(static_cast<Eigen::Index>(act.size()));
+    proj_ck_.resize(act.size());
     for (std::size_t k = 0; k < act.size(); ++k) {
-      if (act[k].kind == ContactKind::Shapes) refresh_contact(m, data_, act[k]);
+      if (act[k].kind == ContactKind::Shapes) {
+        // (refresh_contact's gap, normal and points from the evaluation that
+        // gives the velocity check its rates: the same features, the same bits)
+        proj_ck_[k] = contact_kinematics(m, data_, act[k]);
+        const ContactKinematics& ck = proj_ck_[k];
+        act[k].gap = ck.gap;
+        act[k].normal = ck.normal;
+        act[k].point_a = ck.point_a;
+        act[k].point_b = ck.point_b;
+      }
       const double phi = act[k].kind == ContactKind::Shapes ? act[k].gap : gap_at(q_, act[k]);
       // (the first check decides which force-free contacts take part)
       if (iteration == 0 && !proj_held_[k] && !(phi < -opt_.drift_tolerance)) continue;
@@ -74,6 +87,7 @@ bool TimeStepping::project(bool placed) {
         act[static_cast<std::size_t>(na)] = act[k];
         proj_stick_[static_cast<std::size_t>(na)] = proj_stick_[k];
         proj_held_[static_cast<std::size_t>(na)] = proj_held_[k];
+        proj_ck_[static_cast<std::size_t>(na)] = proj_ck_[k];
       }
       proj_phi_(na++) = phi;
       worst = std::max(worst, std::abs(phi));
@@ -82,10 +96,14 @@ bool TimeStepping::project(bool placed) {
       act.resize(static_cast<std::size_t>(na));
       proj_stick_.resize(static_cast<std::size_t>(na));
       proj_held_.resize(static_cast<std::size_t>(na));
+      proj_ck_.resize(static_cast<std::size_t>(na));
       if (na == 0) return false;
     }
     proj_phi_.conservativeResize(na);
-    if (worst <= opt_.drift_tolerance) break;
+    if (worst <= opt_.drift_tolerance) {
+      checked_here = iteration > 0;
+      break;
+    }
     // (The placements the Jacobian needs are those of the check above, at q_.)
     unchecked::crba(m, data_, q_);
     unchecked::ltdl(m, data_);
@@ -93,7 +111,7 @@ bool TimeStepping::project(bool placed) {
     proj_Kdv_.resize(na);
     contact_jacobian(m, data_, act, proj_K_, proj_Kdv_);
     proj_phi_ = -proj_phi_;
-    q_ = integrate(m, q_, hmetric_.solve(m, data_, proj_K_, proj_phi_), 1.0);  // δ = −H⁻¹K (KᵀH⁻¹K)⁻¹ Ψ
+    q_ = integrate(m, q_, metric_step(act, nullptr), 1.0);  // δ = −H⁻¹K (KᵀH⁻¹K)⁻¹ Ψ
     changed = true;
   }
   // Only the held contacts' velocities are constrained below.
@@ -103,24 +121,33 @@ bool TimeStepping::project(bool placed) {
       if (!proj_held_[k]) continue;
       act[kept] = act[k];
       proj_stick_[kept] = proj_stick_[k];
+      proj_ck_[kept] = proj_ck_[k];
       ++kept;
     }
     act.resize(kept);
     proj_stick_.resize(kept);
+    proj_ck_.resize(kept);
   }
+  // The last check ran at (q_, v_) as they stand: its contact kinematics hold.
+  const bool checked = !changed || checked_here;
   const int na = static_cast<int>(act.size());
   // Velocities: remove the normal (and sticking tangential) components,
   // checked by the contacts' kinematics first (the Jacobians only when a
   // velocity has drifted).
-  if (changed) {  // (otherwise the kinematics and contacts are those of the first check)
+  // (Otherwise the kinematics and contacts are those of the first check, or
+  // of the check after the last correction, at this q_.)
+  if (changed && !checked_here) {
     unchecked::forward_kinematics(m, data_, q_, v_, zero_);
     for (Contact& c : act) {
       if (c.kind == ContactKind::Shapes) refresh_contact(m, data_, c);
     }
   }
   double worst = 0.0;
+  proj_zeta_.resize(static_cast<std::size_t>(na));
   for (int k = 0; k < na; ++k) {
-    const ContactKinematics ck = contact_kinematics(m, data_, act[k]);
+    const ContactKinematics ck = checked && act[k].kind == ContactKind::Shapes ? proj_ck_[static_cast<std::size_t>(k)]
+                                                                               : contact_kinematics(m, data_, act[k]);
+    proj_zeta_[static_cast<std::size_t>(k)] = ck.gap_rate;
     worst = std::max(worst, std::abs(ck.gap_rate));
     if (proj_stick_[static_cast<std::size_t>(k)]) {
       Vec3 t1, t2;
@@ -132,8 +159,10 @@ bool TimeStepping::project(bool placed) {
   if (worst > 0.1 * opt_.velocity_tolerance) {
     int rows = 0;
     for (int k = 0; k < na; ++k) rows += proj_stick_[static_cast<std::size_t>(k)] ? 3 : 1;
-    unchecked::crba(m, data_, q_);
+    // (crba_placements: what the next force solve at q_ needs besides H, kept for it)
+    detail::crba_placements(m, data_, q_);
     unchecked::ltdl(m, data_);
+    keep_inertia(q_);
     unchecked::forward_kinematics(m, data_, q_, v_, zero_);
     proj_T_.resize(nv, na);
     proj_Tdv_.resize(na);
@@ -151,11 +180,58 @@ bool TimeStepping::project(bool placed) {
     }
     proj_phi_.resize(rows);
     proj_phi_.noalias() = -(proj_K_.transpose() * v_);
-    v_ += hmetric_.solve(m, data_, proj_K_, proj_phi_);
+    v_ += metric_step(act, &proj_stick_);
     changed = true;
+    // The placements and velocities of (q_, v_) for the energy guard and
+    // impacts() (one pass here instead of one in each).
+    unchecked::forward_kinematics(m, data_, q_, v_);
   }
   if (changed) ++stats_.projections;
-  return !changed;  // (the first check's kinematics, at (q_, v_))
+  // (the symplectic Euler rule only: the touching contacts impacts() sees come
+  // from a new detection, their body-frame features rounded differently)
+  proj_zeta_valid_ = !changed && opt_.time_stepping_rule == TimeSteppingRule::SymplecticEuler;
+  return true;  // (data_: the placements and velocities of (q_, v_))
+}
+
+double TimeStepping::checked_zeta(const Contact& c) const {
+  if (!proj_zeta_valid_ || c.kind != ContactKind::Shapes) return std::numeric_limits<double>::quiet_NaN();
+  for (std::size_t k = 0; k < proj_zeta_.size() && k < proj_act_.size(); ++k) {
+    const Contact& a = proj_act_[k];
+    if (a.id != c.id) continue;
+    const bool same = a.kind == c.kind && a.body_a == c.body_a && a.body_b == c.body_b && a.local.type == c.local.type &&
+                      a.local.first_on_b == c.local.first_on_b;
+    return same ? proj_zeta_[k] : std::numeric_limits<double>::quiet_NaN();
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+// The step H⁻¹K (KᵀH⁻¹K)⁻¹ r of the projections (K = proj_K_, r =
+// proj_phi_; data_ holds H's LᵀDL): HMetricCorrection's, the event-driven
+// scheme's. With the symplectic Euler rule (the fast mode) the same
+// regularised system by the force solve's contact-by-contact assembly
+// (symmetric_forces(): the rows of `act`'s contacts, three for a sticking
+// one, else one; Cholesky in place of LU: the same up to rounding), the
+// dense solve where its factorisation fails.
+const VectorX& TimeStepping::metric_step(const std::vector<Contact>& act, const std::vector<bool>* stick) {
+  const Model& m = model();
+  if (opt_.time_stepping_rule == TimeSteppingRule::SymplecticEuler) {
+    fast_group_.clear();
+    fast_group_contact_.clear();
+    int rows = 0;
+    for (std::size_t k = 0; k < act.size(); ++k) {
+      fast_group_.push_back(rows);
+      fast_group_contact_.push_back(static_cast<int>(k));
+      rows += stick && (*stick)[k] ? 3 : 1;
+    }
+    fast_group_.push_back(rows);
+    if (rows == static_cast<int>(proj_K_.cols())) {
+      fast_K_ = proj_K_;
+      fast_b_ = proj_phi_;
+      fast_winv_.setOnes(rows);
+      if (symmetric_forces(act)) return fast_x_;
+    }
+  }
+  return hmetric_.solve(m, data_, proj_K_, proj_phi_);
 }
 
 // The trapezoid on a body's body-frame velocity is exact only for constant
@@ -191,6 +267,16 @@ bool TimeStepping::no_energy_gain(const VectorX& q0, const VectorX& v0, double h
     return at_state;
   }
   v_ *= std::sqrt(1.0 - excess / kinetic);
+  // The symplectic Euler rule (the fast mode) keeps the scaled state's
+  // energy, e₁ − excess = e0 + work (kinetic − excess, the same potential),
+  // for the next step's start instead of evaluating it there: the same up
+  // to rounding.
+  if (opt_.time_stepping_rule == TimeSteppingRule::SymplecticEuler) {
+    energy_q_ = q_;
+    energy_v_ = v_;
+    energy_ = e0 + work;
+    energy_valid_ = true;
+  }
   return false;
 }
 

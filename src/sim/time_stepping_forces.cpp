@@ -22,6 +22,34 @@ void TimeStepping::parameters_of(const Contact& c, double& mu, double& e) const 
   e = p.restitution;
 }
 
+// H and its factor at q (and the placements, joint transforms and subspaces
+// crba_placements left with them), from data_ after crba_placements and ltdl.
+void TimeStepping::keep_inertia(const VectorX& q) {
+  InertiaAt& c = inertia_at_;
+  c.q = q;
+  c.Xup = data_.Xup;
+  c.X0 = data_.X0;
+  c.S = data_.S;
+  c.qsc = data_.qsc;
+  c.H = data_.H;
+  c.LD = data_.LD;
+  c.valid = true;
+}
+
+// Back into data_ when kept at this very q: what crba_placements and ltdl
+// would write there (the same passes, the same bits).
+bool TimeStepping::restore_inertia(const VectorX& q) {
+  const InertiaAt& c = inertia_at_;
+  if (!c.valid || !bitwise_equal(q, c.q)) return false;
+  std::copy(c.Xup.begin(), c.Xup.end(), data_.Xup.begin());
+  std::copy(c.X0.begin(), c.X0.end(), data_.X0.begin());
+  data_.S = c.S;
+  data_.qsc = c.qsc;
+  data_.H = c.H;
+  data_.LD = c.LD;
+  return true;
+}
+
 // ---- accelerations: the force LCP of β at (q, v) ---------------------------------------
 // q̈ into `a`; the normal forces, friction and modes stay in the solver's
 // solution. False (with the reason in message_) when the LCP failed.
@@ -41,8 +69,14 @@ bool TimeStepping::accelerations(const VectorX& q, const VectorX& v, VectorX& a,
   contacts_.clear();
   // With β's modes known the active-set solve comes first and needs H: its
   // CRBA pass leaves the placements the contacts are refreshed with.
+  ltdl_known_ = false;
   if (modes_known_) {
-    detail::crba_placements(m, data_, q);
+    // (project()'s velocity projection at this q left them)
+    if (restore_inertia(q)) {
+      ltdl_known_ = true;
+    } else {
+      detail::crba_placements(m, data_, q);
+    }
   } else {
     unchecked::forward_kinematics(m, data_, q);
   }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <Eigen/Cholesky>
 #include <Eigen/LU>
@@ -26,6 +27,8 @@ bool TimeStepping::impacts(SimulationResult& result, bool kinematics) {
   const bool reused = detected_valid_ && touch_margin(opt_) == detected_margin_ && bitwise_equal(q_, detected_q_);
   detect(q_, touch_margin(opt_), touching_, false);
   if (!(kinematics && reused)) unchecked::forward_kinematics(m, data_, q_, v_);
+  // (project()'s check saw these kinematics and β's contacts: their ζ from there)
+  const bool checked = kinematics && reused && proj_zeta_valid_;
   const int n = static_cast<int>(touching_.size());
   VectorX& zeta = imp_zeta_;
   VectorX& mu = imp_mu_;
@@ -36,12 +39,14 @@ bool TimeStepping::impacts(SimulationResult& result, bool kinematics) {
   bool impact = false;
   for (int i = 0; i < n; ++i) {
     count_penetration(stats_, touching_[i]);
-    zeta(i) = contact_kinematics(m, data_, touching_[i]).gap_rate;
+    const double z = checked ? checked_zeta(touching_[i]) : std::numeric_limits<double>::quiet_NaN();
+    zeta(i) = std::isnan(z) ? contact_kinematics(m, data_, touching_[i]).gap_rate : z;
     parameters_of(touching_[i], mu(i), e(i));
     // Persistent contacts drift by O(h³) between projections: only a contact
     // arriving from outside β makes an impact (β's take part in it).
     impact |= zeta(i) < -opt_.velocity_tolerance && !in_beta(touching_[i].id);
   }
+  proj_zeta_valid_ = false;
   if (!impact) {
     // settle() at this (q, v) and these contacts reads their ζ from here.
     zeta_q_ = q_;
