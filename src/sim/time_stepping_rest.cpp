@@ -31,7 +31,6 @@
 #include "plume/algorithms/kinematics.hpp"
 #include "plume/configuration.hpp"
 #include "plume/contact/contact_jacobian.hpp"
-#include "sim/scheme_common.hpp"
 
 namespace plume::detail {
 
@@ -96,14 +95,21 @@ const ImpactSolution& TimeStepping::velocity_level_impulses(double h, const std:
 //    within the step, as Stewart–Trinkle's and Anitescu–Potra's contacts
 //    do); its plastic landing at the step's end (impacts()) is what the
 //    scheme does to any approach slower than zeno_speed;
-//  - approaching faster (a limb still swinging onto its stop while the
-//    rest of the body creeps) is landed on: h is shortened to the root of
-//    its gap along the step's path q_ ⊕ s v⁺, so that it touches at the
-//    step's end and gets its impact there, with its restitution.
+//  - a joint limit approaching faster (a limb still swinging onto its
+//    stop while the rest of the body creeps) is landed on: h is shortened
+//    to the root of its gap at the step's end as a function of h, so that
+//    it touches at the step's end and gets its impact there, with its
+//    restitution. A shape contact approaching faster is left to the
+//    trapezoid's landing (the step fails): landed on this way, a foot's
+//    corner among sliding feet (the Painlevé test's humanoid, 1.1 ms) led
+//    to a state where no forces existed after three tangential impacts.
 // Each round solves the problem again; a contact taken in that still ends
-// deeper than the margin has its φ reduced by that depth, a landing that
-// still penetrates is shortened by the secant of its gap (the problem
-// changes with h). At most kRestRounds rounds. Left out, the step was cut
+// deeper than the margin has its φ reduced by that depth; a landing's h
+// comes from a parabola in h through its gap at the start and at the ends
+// solved (the velocity-level step's end gap is φ + h ζ(v + h q̈ + impulses):
+// quadratic in h where the impulses change little), kept in the bracket of
+// the root. At most kRestRounds rounds; a landing still short of its
+// surface then is accepted (it lands at a later step). Left out, the step was cut
 // to the first slow slide's stop, 1e-8–1e-6 s, until that contact had
 // landed: on the lying humanoid a third of all steps.
 bool TimeStepping::rest_step(double& h, VectorX& q1, VectorX& v1) {
@@ -116,7 +122,11 @@ bool TimeStepping::rest_step(double& h, VectorX& q1, VectorX& v1) {
   // gap at the step's end positive at a, negative at b).
   bool landing = false;
   Contact lander;
+  // The landing's target gap (inside the band it is accepted in) and its
+  // gaps at the step's start and at the last end solved.
   double a = 0.0, ga = 0.0, b = 0.0, gb = 0.0;
+  const double target = 0.25 * margin;
+  double g_start = 0.0, h_last = 0.0, g_last = 0.0;
   for (int round = 0;; ++round) {
     // (the basis of the touching contacts' problem carries over from the
     // last step; a problem with contacts taken in is solved afresh)
@@ -144,6 +154,7 @@ bool TimeStepping::rest_step(double& h, VectorX& q1, VectorX& v1) {
       if (!kinematics) unchecked::forward_kinematics(m, data_, q1, v1);
       kinematics = true;
       if (contact_kinematics(m, data_, c).gap_rate <= -opt_.zeno_speed) {
+        if (c.kind != ContactKind::JointLimit) return false;
         rest_fast_.push_back(c);
       } else {
         level_contacts_.push_back(c);
@@ -165,13 +176,15 @@ bool TimeStepping::rest_step(double& h, VectorX& q1, VectorX& v1) {
       level_gaps_(static_cast<Eigen::Index>(k)) = std::max(gap_at(q_, level_contacts_[k]), 0.0);
     }
     if (!rest_fast_.empty()) {
-      // The earliest landing along q_ ⊕ s v⁺.
+      // The earliest landing, first as if the contact's gap fell from rest
+      // with a constant acceleration, g(s) = g₀ − (g₀ − g(h)) (s/h)² (the
+      // humanoid's limbs settling onto their stops); then (below) by the
+      // parabola through g₀ and the last two ends.
       double best = h;
       for (const Contact& c : rest_fast_) {
-        auto gs = [&](double x) { return gap_at(integrate(m, q_, v1, x), c); };
-        const double g0 = gs(0.0);
+        const double g0 = gap_at(q_, c);
         if (g0 <= margin) return false;  // (touching already, not in the problem: left to the usual cut)
-        const double root = locate_crossing(gs, 0.0, g0, h, c.gap, opt_.event_time_tolerance, 0.25 * opt_.contact_tolerance);
+        const double root = h * std::sqrt((g0 - target) / (g0 - c.gap));
         if (root < best) {
           best = root;
           lander = c;
@@ -179,6 +192,9 @@ bool TimeStepping::rest_step(double& h, VectorX& q1, VectorX& v1) {
           ga = g0;
           b = h;
           gb = c.gap;
+          g_start = g0;
+          h_last = h;
+          g_last = c.gap;
         }
       }
       if (!(best > 0.0 && best < h)) return false;
@@ -186,7 +202,8 @@ bool TimeStepping::rest_step(double& h, VectorX& q1, VectorX& v1) {
       h = best;
     } else if (landing && (g < -0.5 * margin || g > margin)) {
       // The problem changes with h: the landing's gap at the step's end,
-      // a regula falsi in h on its bracket.
+      // g(h) = g₀ + B h + C h² through this end and the last, kept in the
+      // bracket [a, b] of the root (else regula falsi on it).
       if (g > 0.0) {
         a = h;
         ga = g;
@@ -194,7 +211,21 @@ bool TimeStepping::rest_step(double& h, VectorX& q1, VectorX& v1) {
         b = h;
         gb = g;
       }
-      const double next = a + ga * (b - a) / (ga - gb);
+      double next = a + ga * (b - a) / (ga - gb);
+      if (h != h_last) {
+        const double s1 = (g_last - g_start) / h_last, s2 = (g - g_start) / h;
+        const double C = (s2 - s1) / (h - h_last), B = s1 - C * h_last;
+        const double k = g_start - target;
+        for (const double r : {C != 0.0 ? (-B - std::sqrt(std::max(0.0, B * B - 4.0 * C * k))) / (2.0 * C) : -k / B,
+                               C != 0.0 ? (-B + std::sqrt(std::max(0.0, B * B - 4.0 * C * k))) / (2.0 * C) : -k / B}) {
+          if (B * B - 4.0 * C * k >= 0.0 && r > a && r < b) {
+            next = r;
+            break;
+          }
+        }
+      }
+      h_last = h;
+      g_last = g;
       if (!(next > a && next < b)) return false;
       h = next;
     }
