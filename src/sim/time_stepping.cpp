@@ -95,10 +95,13 @@ bool TimeStepping::advance(double until, SimulationResult& result) {
       // at the velocity level (time_stepping_rest.cpp).
       if (!rest_tried && !stick_landing && slow_failure(outcome)) {
         rest_tried = true;
+        const double h_whole = h;
         if (rest_step(h, q1, v1)) {
+          shortened = h < h_whole;  // (landed on a contact)
           outcome = Outcome::Accepted;
           break;
         }
+        h = h_whole;
       }
       shortened = true;
       if (outcome == Outcome::Stick) {

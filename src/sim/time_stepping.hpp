@@ -178,14 +178,21 @@ class TimeStepping final : public SchemeBase {
 
   // ---- step 4 below zeno_speed: the velocity-level step (time_stepping_rest.cpp) -------------
   bool slow_failure(Outcome outcome);
-  bool rest_step(double h, VectorX& q1, VectorX& v1);
-  // The velocity-level impulse problem of a step h over the touching
-  // contacts (rest_step's, and jam()'s as h → 0): v⁻ = v + h H⁻¹(τ − C),
-  // plastic, ζ⁺ ≥ −φ/h with φ the gaps (`with_gaps`) or 0, friction in the
-  // polyhedral cone with maximal dissipation; `compliance_retries`: where
-  // dependent contacts defeat Lemke on the rigid problem, light compliances
-  // (their impulses in least-squares share), as impacts().
-  const ImpactSolution& velocity_level_impulses(double h, bool with_gaps, bool compliance_retries);
+  // (h: shortened where the step lands on a contact; unchanged when it fails)
+  bool rest_step(double& h, VectorX& q1, VectorX& v1);
+  // The velocity-level impulse problem of a step h over `contacts`
+  // (rest_step's, and jam()'s over the touching ones as h → 0):
+  // v⁻ = v + h H⁻¹(τ − C), plastic, ζ⁺ ≥ −φ/h with φ = max(gaps, 0),
+  // friction in the polyhedral cone with maximal dissipation;
+  // `reuse_basis`: start from the last such problem's basis (the same
+  // contacts); `compliance_retries`: where dependent contacts defeat Lemke
+  // on the rigid problem, light compliances (their impulses in
+  // least-squares share), as impacts().
+  const ImpactSolution& velocity_level_impulses(double h, const std::vector<Contact>& contacts, const VectorX& gaps,
+                                                bool reuse_basis, bool compliance_retries);
+  // rest_step(): how many times a step may be solved again (contacts it
+  // carries into their surfaces taken in, a landing's correction).
+  static constexpr int kRestRounds = 4;
 
   // ---- step 5: drift, impacts, the new β and its forces ---------------------------------------
   // project() and no_energy_gain() return whether data_ holds the forward
@@ -211,7 +218,8 @@ class TimeStepping final : public SchemeBase {
   VectorX output_a_;                // (its q̈, unused)
   bool slow_stop_ = false;         // sliding_reversal(): its earliest stop was slow (slow_failure())
   std::uint64_t penetrating_ = 0;  // attempt(): the contact of its last Penetration outcome
-  VectorX level_gaps_, level_mu_, level_e_, level_vminus_;  // velocity_level_impulses()
+  VectorX level_gaps_, level_mu_, level_e_, level_vminus_;  // velocity_level_impulses(), rest_step()
+  std::vector<Contact> level_contacts_, rest_fast_;           // rest_step(): its problem's contacts, landings
   std::vector<Contact> current_view_, contacts_, found_, touching_, rest_;
   std::vector<int> slow_;
   std::string message_;

@@ -161,7 +161,9 @@ bool TimeStepping::jam(int attempt) {
   const int n = static_cast<int>(touching_.size());
   if (n == 0) return false;
   const double h = kJamStep * std::pow(100.0, attempt);
-  const ImpactSolution& s = velocity_level_impulses(h, true, true);
+  level_gaps_.resize(n);
+  for (int i = 0; i < n; ++i) level_gaps_(i) = touching_[static_cast<std::size_t>(i)].gap;
+  const ImpactSolution& s = velocity_level_impulses(h, touching_, level_gaps_, false, true);
   if (s.status != ContactStatus::Solved) {
     message_ += "; the tangential impact failed too: " + contact_failure_words(s.status, s.message);
     return false;
