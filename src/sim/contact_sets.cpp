@@ -148,7 +148,9 @@ bool EventDrivenCore::solve_contact_sets(SimulationResult& result, const VectorX
 // an incline whose slope lies between two cone directions gained 1.8e-6 m/s
 // along it. Newton's method on the active contacts' angles (Jacobian by
 // forward differences of the constrained dynamics) turns each ŝ₀ onto its
-// a_t; it keeps the LCP's directions if it does not converge.
+// a_t; it keeps the LCP's directions if it does not converge or turns a
+// direction out of the cone's sector around it (a published-style humanoid
+// collapsing then chattered to the event limit on three of three starts).
 void EventDrivenCore::refine_starting_slides(const std::vector<int>& starting) {
   memo.valid = false;
   dynamics(q, v, x_scratch(), false);
@@ -198,6 +200,15 @@ void EventDrivenCore::refine_starting_slides(const std::vector<int>& starting) {
     step = J.colPivHouseholderQr().solve(r);
     if (!step.allFinite()) break;
     angle -= step;
+  }
+  // A correction of the cone's discretisation stays within its sector of
+  // the LCP's direction; a root farther away is another motion (where
+  // dependent contacts share their forces otherwise), not this one.
+  for (int i = 0; i < n && converged; ++i) {
+    const int a = slots[static_cast<std::size_t>(i)];
+    const int k = act_track[static_cast<std::size_t>(a)];
+    const double turn = std::acos(std::clamp(current[static_cast<std::size_t>(k)].slide_dir.dot(before[static_cast<std::size_t>(k)]), -1.0, 1.0));
+    converged = turn <= std::acos(-1.0) / std::max(opt.cone_directions, 4);
   }
   if (!converged) {
     for (std::size_t k = 0; k < current.size(); ++k) current[k].slide_dir = before[k];
