@@ -365,6 +365,43 @@ TEST(Incline, ACubeStartsToSlideAlongTheFallLineBetweenConeDirections) {
   EXPECT_LT((moved - moved.dot(down) * down).norm(), 1e-8) << "it must not drift across the fall line";
 }
 
+TEST(Incline, TimeSteppingStartsToSlideAlongTheFallLineBetweenConeDirections) {
+  // As above with time-stepping (both rules): the contacts that start to
+  // slip from rest slide along Coulomb's direction, not the LCP's cone
+  // direction (22.5° of 8 apart); the steps then follow the fall line
+  // exactly (a t²/2 with a = g (sin θ − μ cos θ), which the trapezoid
+  // integrates exactly; the symplectic Euler rule's own sum of steps).
+  const double pi = std::acos(-1.0), theta = 12.0 * pi / 180.0, psi = 130.0 * pi / 180.0;
+  const double mu = 0.6 * std::tan(theta);
+  const Vec3 n(std::sin(theta) * std::cos(psi), std::sin(theta) * std::sin(psi), std::cos(theta));
+  const Eigen::Quaterniond turn = Eigen::Quaterniond::FromTwoVectors(Vec3::UnitZ(), n);
+  const Vec3 p = 0.05 * n;
+  char xml[1024];
+  std::snprintf(xml, sizeof xml,
+                "<world gravity=\"0 0 -9.81\"><model name=\"body\" urdf=\"../cube.urdf\" root=\"free\">"
+                "<state q=\"%.17g %.17g %.17g %.17g %.17g %.17g %.17g\"/></model>"
+                "<ground normal=\"%.17g %.17g %.17g\" offset=\"0\"/><contact mu=\"%.17g\" restitution=\"0\"/>"
+                "<simulate scheme=\"time-stepping\" duration=\"1\" output_rate=\"0\"/></world>",
+                p.x(), p.y(), p.z(), turn.x(), turn.y(), turn.z(), turn.w(), n.x(), n.y(), n.z(), mu);
+  Scenario sc = load_world_string(xml, "incline_130_ts.xml", std::string(PLUME_MODELS_DIR) + "/worlds");
+  const Vec3 down = (-Vec3::UnitZ() + n.z() * n).normalized();
+  const double a = g * (std::sin(theta) - mu * std::cos(theta));
+  for (TimeSteppingRule rule : {TimeSteppingRule::Trapezoid, TimeSteppingRule::SymplecticEuler}) {
+    SCOPED_TRACE(rule == TimeSteppingRule::Trapezoid ? "trapezoid" : "symplectic Euler");
+    SimulationOptions o = sc.options;
+    ASSERT_EQ(o.scheme, Scheme::TimeStepping);
+    o.time_stepping_rule = rule;
+    Simulator sim(sc.world, o);
+    const SimulationResult result = sim.run();
+    ASSERT_EQ(result.status, SimulationStatus::Finished) << result.message;
+    const Vec3 moved = sim.q().head<3>() - p;
+    // The symplectic Euler rule's steps of h = 1e-3 s: x_N = h² a N (N + 1)/2.
+    const double h = o.time_step, along = rule == TimeSteppingRule::Trapezoid ? 0.5 * a : 0.5 * a * (1.0 + h);
+    EXPECT_NEAR(moved.dot(down), along, 1e-8);
+    EXPECT_LT((moved - moved.dot(down) * down).norm(), 1e-8) << "it must not drift across the fall line";
+  }
+}
+
 TEST(Sliding, ABoxSlidesToRestAtVSquaredOverTwoMuG) {
   // models/worlds/box_sliding_to_rest.xml: v0 = 1 m/s, μ = 0.5. Tolerances:
   // event-driven and time-stepping locate the stick (measured 5e-15 m);

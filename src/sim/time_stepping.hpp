@@ -207,6 +207,12 @@ class TimeStepping final : public SchemeBase {
   }
   bool impacts(SimulationResult& result, bool kinematics = false);  // time_stepping_impacts.cpp
   bool settle(SimulationResult& result);   // time_stepping_contact_set.cpp
+  // settle(): the directions of the contacts starting to slide from rest
+  // (`starting`, indices into β) turned onto Coulomb's; a_ and last_ with them.
+  void refine_starting_slides(const std::vector<int>& starting);
+  // (its residuals: the angle from each direction to its tangential
+  // acceleration; returns the largest |a_t|, or NaN where the solve fails)
+  double starting_slide_residuals(const std::vector<int>& starting, const VectorX& angle, VectorX& r, VectorX& a);
   bool jam(int attempt);                   // time_stepping_impacts.cpp
 
   ContactSolver solver_;
@@ -234,6 +240,12 @@ class TimeStepping final : public SchemeBase {
   VectorX fast_z_, fast_winv_;
   MatrixX fast_T_, fast_D_, fast_Kt_, fast_Gt_, fast_A_;
   Matrix2X fast_slide_;
+  // refine_starting_slides(): the angles of the Sliding contacts at rest in
+  // their tangent bases (NaN: none; the active-set solve then leaves them
+  // to the LCP)
+  VectorX given_angle_, starting_a_, starting_a1_;
+  std::vector<int> starting_, starting_slots_;
+  bool given_slides_ = false;
   // symmetric_forces(): the first row of each active contact (and the row
   // count), each contact's support chain (nv slots per contact), dof marks
   std::vector<int> fast_group_, fast_group_contact_, fast_chain_, fast_chain_size_;

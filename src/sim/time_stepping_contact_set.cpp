@@ -5,7 +5,12 @@
 #include "sim/time_stepping.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
+#include <Eigen/QR>
+
+#include "algorithms/crba_placements.hpp"
 #include "plume/algorithms/kinematics.hpp"
 #include "plume/contact/contact_jacobian.hpp"
 
@@ -57,6 +62,8 @@ bool TimeStepping::settle(SimulationResult& result) {
     previous_.swap(beta_);  // the loop's first swap brings the old β back
   }
   slide_speed0_.assign(beta_.size(), 0.0);
+  std::vector<int>& starting = starting_;
+  starting.clear();
   if (!beta_.empty()) {
     const ContactSolution& s = *last_;
     const double fscale = std::max(1e-12, s.lambda.cwiseAbs().maxCoeff());
@@ -81,6 +88,7 @@ bool TimeStepping::settle(SimulationResult& result) {
         tangent_basis(contacts_[k].normal, t1, t2);
         const Vec3 f = s.friction(0, i) * t1 + s.friction(1, i) * t2;
         tr.slide_dir = f.norm() > 0.0 ? Vec3(-f.normalized()) : Vec3::Zero();
+        starting.push_back(static_cast<int>(k));
       } else if (tr.mode == ContactMode::Sliding) {
         if (!kinematics) unchecked::forward_kinematics(m, data_, q_, v_);
         kinematics = true;
@@ -89,6 +97,7 @@ bool TimeStepping::settle(SimulationResult& result) {
         slide_speed0_[k] = u.norm();
       }
     }
+    if (!starting.empty()) refine_starting_slides(starting);
   }
   // What changed: losses, gains, stick/slip.
   auto sliding = [](ContactMode mode) { return mode == ContactMode::Sliding || mode == ContactMode::Slipping; };
@@ -110,6 +119,125 @@ bool TimeStepping::settle(SimulationResult& result) {
   }
   refresh_view();
   return true;
+}
+
+// The force LCP's polyhedral cone of k directions gives a contact that
+// starts to slide from rest a friction force within π/k of Coulomb's, whose
+// friction −μλŝ opposes a tangential acceleration a_t along ŝ itself
+// (maximal dissipation). Left at the LCP's direction, the first step's
+// forces (a_) and the predictor's slide (along the first step's velocity)
+// would leave rest askew: a cube on an incline whose fall line lies between
+// two cone directions slid 7.7e-6 m too far in 1 s. Newton's method on the
+// active starting contacts' angles (Jacobian by forward differences of the
+// active-set solve with those directions) turns each ŝ onto its a_t; the
+// LCP's directions and forces stay if it does not converge.
+void TimeStepping::refine_starting_slides(const std::vector<int>& starting) {
+  const Model& m = model();
+  const ContactSolution& lcp = *last_;
+  auto slide_world = [&](int k, const Eigen::Vector2d& f) {
+    Vec3 t1, t2;
+    tangent_basis(contacts_[static_cast<std::size_t>(k)].normal, t1, t2);
+    return Vec3(f(0) * t1 + f(1) * t2);
+  };
+  std::vector<int>& slots = starting_slots_;
+  slots.clear();
+  for (int k : starting) {
+    const Tracked& tr = beta_[static_cast<std::size_t>(k)];
+    if (tr.active && tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes) slots.push_back(k);
+  }
+  const int n = static_cast<int>(slots.size());
+  if (n == 0) return;
+  VectorX angle(n), r(n), r1(n), step(n);
+  // Against the LCP's friction; a contact it left without friction (a
+  // dependent corner) along the others' mean.
+  Vec3 mean = Vec3::Zero();
+  for (int k : slots) mean -= slide_world(k, lcp.friction.col(k));
+  for (int i = 0; i < n; ++i) {
+    const Eigen::Index k = slots[static_cast<std::size_t>(i)];
+    if (lcp.friction.col(k).norm() > 0.0) {
+      angle(i) = std::atan2(-lcp.friction(1, k), -lcp.friction(0, k));
+    } else {
+      Vec3 t1, t2;
+      tangent_basis(contacts_[static_cast<std::size_t>(k)].normal, t1, t2);
+      angle(i) = std::atan2(mean.dot(t2), mean.dot(t1));
+    }
+  }
+  // The active-set solve at q_ over the LCP's contacts (contacts_, refreshed
+  // at q_): H and its placements at q_.
+  if (!restore_inertia(q_)) detail::crba_placements(m, data_, q_);
+  ltdl_known_ = false;
+  const bool known = modes_known_;
+  modes_known_ = true;
+  given_slides_ = true;
+  given_angle_.setConstant(static_cast<Eigen::Index>(beta_.size()), std::numeric_limits<double>::quiet_NaN());
+  VectorX& qdd = starting_a_;
+  bool converged = false;
+  MatrixX J(n, n);
+  double previous = kInf;
+  for (int iteration = 0; iteration < 20; ++iteration) {
+    const double scale = starting_slide_residuals(slots, angle, r, qdd);
+    // Below 1e-8 m/s² the slide moves no more than that in a second:
+    // rounding, or a contact that Coulomb's cone keeps sticking at its
+    // boundary (a_t → 0 as the directions converge).
+    if (!(scale > 1e-8) || !r.allFinite()) break;
+    const double residual = r.cwiseAbs().maxCoeff();
+    // Within 1e-9 rad of Coulomb's direction, or as close as rounding
+    // allows (no more progress, within 1e-6 rad). fast_ and qdd hold the
+    // solve at these angles.
+    if (residual <= 1e-9 || (residual > 0.5 * previous && residual <= 1e-6)) {
+      converged = true;
+      break;
+    }
+    if (residual > 0.5 * previous) break;
+    previous = residual;
+    const double delta = 1e-7;
+    for (int j = 0; j < n; ++j) {
+      angle(j) += delta;
+      starting_slide_residuals(slots, angle, r1, starting_a1_);
+      angle(j) -= delta;
+      J.col(j) = (r1 - r) / delta;
+    }
+    step = J.colPivHouseholderQr().solve(r);
+    if (!step.allFinite()) break;
+    angle -= step;
+  }
+  modes_known_ = known;
+  given_slides_ = false;
+  ltdl_known_ = false;
+  if (!converged) return;
+  a_ = qdd;
+  last_ = &fast_;
+  for (int i = 0; i < n; ++i) {
+    const std::size_t k = static_cast<std::size_t>(slots[static_cast<std::size_t>(i)]);
+    Vec3 t1, t2;
+    tangent_basis(contacts_[k].normal, t1, t2);
+    beta_[k].slide_dir = std::cos(angle(i)) * t1 + std::sin(angle(i)) * t2;
+  }
+}
+
+// Sets the angles of the `slots` (their directions in the contacts'
+// tangent bases), solves the active set at (q_, v_) (q̈ into `a`) and
+// returns in r_i the angle from ŝ_i to a_t (zero only when a_t is along
+// ŝ_i), with the largest |a_t| as the scale (NaN when the solve fails).
+double TimeStepping::starting_slide_residuals(const std::vector<int>& slots, const VectorX& angle, VectorX& r,
+                                              VectorX& a) {
+  const int n = static_cast<int>(slots.size());
+  for (int i = 0; i < n; ++i) given_angle_(slots[static_cast<std::size_t>(i)]) = angle(i);
+  if (!active_set_accelerations(v_, a, false)) {
+    r.setConstant(std::numeric_limits<double>::quiet_NaN());
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  ltdl_known_ = true;  // (data_.LD factors H at q_ from now on)
+  double scale = 0.0;
+  for (int i = 0; i < n; ++i) {
+    const Eigen::Index k = slots[static_cast<std::size_t>(i)];
+    const double a1 = fast_D_.col(2 * k).dot(a) + fast_Ddv_(2 * k);
+    const double a2 = fast_D_.col(2 * k + 1).dot(a) + fast_Ddv_(2 * k + 1);
+    const double c = std::cos(angle(i)), sn = std::sin(angle(i));
+    r(i) = std::atan2(c * a2 - sn * a1, c * a1 + sn * a2);
+    scale = std::max(scale, std::hypot(a1, a2));
+  }
+  return scale;
 }
 
 }  // namespace plume::detail
