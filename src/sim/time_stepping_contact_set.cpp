@@ -16,6 +16,10 @@
 
 namespace plume::detail {
 
+namespace {
+const double kPi = std::acos(-1.0);
+}  // namespace
+
 // The new β at (t_, q_, v_): touching contacts with ζ ≤ velocity_tolerance;
 // the force LCP gives their forces, modes and a_ for the next step.
 bool TimeStepping::settle(SimulationResult& result) {
@@ -170,6 +174,7 @@ void TimeStepping::refine_starting_slides(const std::vector<int>& starting) {
   modes_known_ = true;
   given_slides_ = true;
   given_angle_.setConstant(static_cast<Eigen::Index>(beta_.size()), std::numeric_limits<double>::quiet_NaN());
+  const VectorX angle0 = angle;
   VectorX& qdd = starting_a_;
   bool converged = false;
   MatrixX J(n, n);
@@ -204,6 +209,12 @@ void TimeStepping::refine_starting_slides(const std::vector<int>& starting) {
   modes_known_ = known;
   given_slides_ = false;
   ltdl_known_ = false;
+  // A correction of the cone's discretisation stays within its sector of
+  // the LCP's direction; a root farther away is another motion (as in the
+  // event-driven scheme's refine_starting_slides).
+  for (int i = 0; i < n && converged; ++i) {
+    converged = std::abs(std::remainder(angle(i) - angle0(i), 2.0 * kPi)) <= kPi / std::max(opt_.cone_directions, 4);
+  }
   if (!converged) return;
   a_ = qdd;
   last_ = &fast_;
