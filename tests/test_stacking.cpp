@@ -338,54 +338,54 @@ TEST(Incline, ABallRollsAboveTheRollingLimitAndSlidesAndSpinsBelowIt) {
 // directions (the slope turned 130° about z): the cube, μ = 0.6 tan 12°,
 // slides from rest straight down the fall line with a = g(sin θ − μ cos θ).
 // The force LCP's 8-direction cone starts the slide up to 22.5° askew;
-// frozen there until it reached 1e-4 m/s, the slide left rest 1.8e-6 m/s
-// too fast along the fall line (1.9e-6 m further in 1 s).
-TEST(Incline, ACubeStartsToSlideAlongTheFallLineBetweenConeDirections) {
-  const double pi = std::acos(-1.0), theta = 12.0 * pi / 180.0, psi = 130.0 * pi / 180.0;
+// event-driven froze it there until it reached 1e-4 m/s and left rest
+// 1.8e-6 m/s too fast along the fall line (1.9e-6 m further in 1 s);
+// time-stepping took it for the first step (7.8e-6 m).
+namespace {
+
+struct TurnedIncline {
+  const double theta = 12.0 * std::acos(-1.0) / 180.0, psi = 130.0 * std::acos(-1.0) / 180.0;
   const double mu = 0.6 * std::tan(theta);
-  const Vec3 n(std::sin(theta) * std::cos(psi), std::sin(theta) * std::sin(psi), std::cos(theta));
-  // The cube turned by θ about z × n: its bottom face on the incline.
-  const Eigen::Quaterniond turn = Eigen::Quaterniond::FromTwoVectors(Vec3::UnitZ(), n);
-  const Vec3 p = 0.05 * n;
-  char xml[1024];
-  std::snprintf(xml, sizeof xml,
-                "<world gravity=\"0 0 -9.81\"><model name=\"body\" urdf=\"../cube.urdf\" root=\"free\">"
-                "<state q=\"%.17g %.17g %.17g %.17g %.17g %.17g %.17g\"/></model>"
-                "<ground normal=\"%.17g %.17g %.17g\" offset=\"0\"/><contact mu=\"%.17g\" restitution=\"0\"/>"
-                "<simulate scheme=\"event-driven\" duration=\"1\" output_rate=\"0\"/></world>",
-                p.x(), p.y(), p.z(), turn.x(), turn.y(), turn.z(), turn.w(), n.x(), n.y(), n.z(), mu);
-  Scenario sc = load_world_string(xml, "incline_130.xml", std::string(PLUME_MODELS_DIR) + "/worlds");
+  const double a = g * (std::sin(theta) - mu * std::cos(theta));
+  const Vec3 n{std::sin(theta) * std::cos(psi), std::sin(theta) * std::sin(psi), std::cos(theta)};
+  const Vec3 down = (-Vec3::UnitZ() + n.z() * n).normalized();
+  const Vec3 p = 0.05 * n;  // the cube's centre, its bottom face on the incline
+  Scenario world(const char* scheme) const {
+    // The cube turned by θ about z × n.
+    const Eigen::Quaterniond turn = Eigen::Quaterniond::FromTwoVectors(Vec3::UnitZ(), n);
+    char xml[1024];
+    std::snprintf(xml, sizeof xml,
+                  "<world gravity=\"0 0 -9.81\"><model name=\"body\" urdf=\"../cube.urdf\" root=\"free\">"
+                  "<state q=\"%.17g %.17g %.17g %.17g %.17g %.17g %.17g\"/></model>"
+                  "<ground normal=\"%.17g %.17g %.17g\" offset=\"0\"/><contact mu=\"%.17g\" restitution=\"0\"/>"
+                  "<simulate scheme=\"%s\" duration=\"1\" output_rate=\"0\"/></world>",
+                  p.x(), p.y(), p.z(), turn.x(), turn.y(), turn.z(), turn.w(), n.x(), n.y(), n.z(), mu, scheme);
+    return load_world_string(xml, "incline_130.xml", std::string(PLUME_MODELS_DIR) + "/worlds");
+  }
+};
+
+}  // namespace
+
+TEST(Incline, ACubeStartsToSlideAlongTheFallLineBetweenConeDirections) {
+  const TurnedIncline incline;
+  const Scenario sc = incline.world("event-driven");
   Simulator sim(sc.world, sc.options);
   const SimulationResult result = sim.run();
   ASSERT_EQ(result.status, SimulationStatus::Finished) << result.message;
-  const Vec3 down = (-Vec3::UnitZ() + n.z() * n).normalized();
-  const Vec3 moved = sim.q().head<3>() - p;
-  const double a = g * (std::sin(theta) - mu * std::cos(theta));
-  EXPECT_NEAR(moved.dot(down), 0.5 * a, 1e-8);
-  EXPECT_LT((moved - moved.dot(down) * down).norm(), 1e-8) << "it must not drift across the fall line";
+  const Vec3 moved = sim.q().head<3>() - incline.p;
+  EXPECT_NEAR(moved.dot(incline.down), 0.5 * incline.a, 1e-8);
+  EXPECT_LT((moved - moved.dot(incline.down) * incline.down).norm(), 1e-8) << "it must not drift across the fall line";
 }
 
 TEST(Incline, TimeSteppingStartsToSlideAlongTheFallLineBetweenConeDirections) {
-  // As above with time-stepping (both rules): the contacts that start to
-  // slip from rest slide along Coulomb's direction, not the LCP's cone
-  // direction (22.5° of 8 apart); the steps then follow the fall line
-  // exactly (a t²/2 with a = g (sin θ − μ cos θ), which the trapezoid
-  // integrates exactly; the symplectic Euler rule's own sum of steps).
-  const double pi = std::acos(-1.0), theta = 12.0 * pi / 180.0, psi = 130.0 * pi / 180.0;
-  const double mu = 0.6 * std::tan(theta);
-  const Vec3 n(std::sin(theta) * std::cos(psi), std::sin(theta) * std::sin(psi), std::cos(theta));
-  const Eigen::Quaterniond turn = Eigen::Quaterniond::FromTwoVectors(Vec3::UnitZ(), n);
-  const Vec3 p = 0.05 * n;
-  char xml[1024];
-  std::snprintf(xml, sizeof xml,
-                "<world gravity=\"0 0 -9.81\"><model name=\"body\" urdf=\"../cube.urdf\" root=\"free\">"
-                "<state q=\"%.17g %.17g %.17g %.17g %.17g %.17g %.17g\"/></model>"
-                "<ground normal=\"%.17g %.17g %.17g\" offset=\"0\"/><contact mu=\"%.17g\" restitution=\"0\"/>"
-                "<simulate scheme=\"time-stepping\" duration=\"1\" output_rate=\"0\"/></world>",
-                p.x(), p.y(), p.z(), turn.x(), turn.y(), turn.z(), turn.w(), n.x(), n.y(), n.z(), mu);
-  Scenario sc = load_world_string(xml, "incline_130_ts.xml", std::string(PLUME_MODELS_DIR) + "/worlds");
-  const Vec3 down = (-Vec3::UnitZ() + n.z() * n).normalized();
-  const double a = g * (std::sin(theta) - mu * std::cos(theta));
+  // Both rules: the steps then follow the fall line exactly (a t²/2, which
+  // the trapezoid integrates exactly; the symplectic Euler rule's own sum
+  // of steps).
+  const TurnedIncline incline;
+  const Scenario sc = incline.world("time-stepping");
+  const Vec3& down = incline.down;
+  const Vec3& p = incline.p;
+  const double a = incline.a;
   for (TimeSteppingRule rule : {TimeSteppingRule::Trapezoid, TimeSteppingRule::SymplecticEuler}) {
     SCOPED_TRACE(rule == TimeSteppingRule::Trapezoid ? "trapezoid" : "symplectic Euler");
     SimulationOptions o = sc.options;

@@ -12,15 +12,10 @@
 #include "plume/configuration.hpp"
 #include "plume/contact/contact_jacobian.hpp"
 #include "sim/event_driven.hpp"
+#include "sim/starting_slides.hpp"
 
 namespace plume::detail {
 
-namespace {
-// Tangential accelerations of contacts starting to slide below this are
-// rounding (or a contact the exact cone keeps sticking): their directions
-// are left as the force LCP gave them [m/s²].
-constexpr double kStartingSlideNoise = 1e-8;
-}  // namespace
 
 // At time t with state (q, v): impacts, then the new current and active sets.
 bool EventDrivenCore::handle_contacts(SimulationResult& result) {
@@ -146,9 +141,9 @@ bool EventDrivenCore::solve_contact_sets(SimulationResult& result, const VectorX
 // ŝ₀ (maximal dissipation). Frozen at the approximate ŝ₀ until the slide
 // reaches kSlideFreeze, the slide would leave rest slightly askew: a cube on
 // an incline whose slope lies between two cone directions gained 1.8e-6 m/s
-// along it. Newton's method on the active contacts' angles (Jacobian by
-// forward differences of the constrained dynamics) turns each ŝ₀ onto its
-// a_t; it keeps the LCP's directions if it does not converge or turns a
+// along it. coulomb_starting_directions (Newton's method on the active
+// contacts' angles through the constrained dynamics) turns each ŝ₀ onto its
+// a_t; the LCP's directions stay where it does not converge or would turn a
 // direction out of the cone's sector around it (a published-style humanoid
 // collapsing then chattered to the event limit on three of three starts).
 void EventDrivenCore::refine_starting_slides(const std::vector<int>& starting) {
@@ -163,7 +158,7 @@ void EventDrivenCore::refine_starting_slides(const std::vector<int>& starting) {
   const int n = static_cast<int>(slots.size());
   std::vector<Vec3> before;
   for (const Tracked& tr : current) before.push_back(tr.slide_dir);
-  VectorX angle(n), r(n), r1(n), step(n);
+  VectorX angle(n);
   for (int i = 0; i < n; ++i) {
     const int a = slots[static_cast<std::size_t>(i)];
     Vec3 t1, t2;
@@ -171,45 +166,10 @@ void EventDrivenCore::refine_starting_slides(const std::vector<int>& starting) {
     const Vec3& d = current[static_cast<std::size_t>(act_track[static_cast<std::size_t>(a)])].slide_dir;
     angle(i) = std::atan2(d.dot(t2), d.dot(t1));
   }
-  bool converged = n == 0;
-  MatrixX J(n, n);
-  double previous = kInf;
-  for (int iteration = 0; iteration < 20 && !converged; ++iteration) {
-    const double scale = starting_slide_residuals(slots, angle, r);
-    // Below kStartingSlideNoise the slide moves no more than that in a
-    // second: rounding, or a contact that Coulomb's cone keeps sticking at
-    // its boundary (a_t → 0 as the directions converge).
-    if (!(scale > kStartingSlideNoise) || !r.allFinite()) break;
-    const double residual = r.cwiseAbs().maxCoeff();
-    // Within 1e-9 rad of Coulomb's direction, or as close as the dynamics'
-    // rounding allows (no more progress, within 1e-6 rad). The state of the
-    // last evaluation stays: the directions and q̈ in scratch.
-    if (residual <= 1e-9 || (residual > 0.5 * previous && residual <= 1e-6)) {
-      converged = true;
-      break;
-    }
-    if (residual > 0.5 * previous) break;
-    previous = residual;
-    const double delta = 1e-7;
-    for (int j = 0; j < n; ++j) {
-      angle(j) += delta;
-      starting_slide_residuals(slots, angle, r1);
-      angle(j) -= delta;
-      J.col(j) = (r1 - r) / delta;
-    }
-    step = J.colPivHouseholderQr().solve(r);
-    if (!step.allFinite()) break;
-    angle -= step;
-  }
-  // A correction of the cone's discretisation stays within its sector of
-  // the LCP's direction; a root farther away is another motion (where
-  // dependent contacts share their forces otherwise), not this one.
-  for (int i = 0; i < n && converged; ++i) {
-    const int a = slots[static_cast<std::size_t>(i)];
-    const int k = act_track[static_cast<std::size_t>(a)];
-    const double turn = std::acos(std::clamp(current[static_cast<std::size_t>(k)].slide_dir.dot(before[static_cast<std::size_t>(k)]), -1.0, 1.0));
-    converged = turn <= std::acos(-1.0) / std::max(opt.cone_directions, 4);
-  }
+  // On success the directions and q̈ (in scratch) are those of the root.
+  const bool converged = coulomb_starting_directions(
+      angle, std::acos(-1.0) / std::max(opt.cone_directions, 4),
+      [&](const VectorX& at, VectorX& r, bool) { return starting_slide_residuals(slots, at, r); });
   if (!converged) {
     for (std::size_t k = 0; k < current.size(); ++k) current[k].slide_dir = before[k];
   } else {

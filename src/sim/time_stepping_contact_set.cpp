@@ -3,12 +3,12 @@
 // modes (sticking, sliding, the sliding direction) and q̈ for the next step;
 // losses, gains and stick/slip switches are logged.
 #include "sim/time_stepping.hpp"
+#include "sim/starting_slides.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include <Eigen/QR>
 
 #include "algorithms/crba_placements.hpp"
 #include "plume/algorithms/kinematics.hpp"
@@ -151,7 +151,7 @@ void TimeStepping::refine_starting_slides(const std::vector<int>& starting) {
   }
   const int n = static_cast<int>(slots.size());
   if (n == 0) return;
-  VectorX angle(n), r(n), r1(n), step(n);
+  VectorX angle(n);
   // Against the LCP's friction; a contact it left without friction (a
   // dependent corner) along the others' mean.
   Vec3 mean = Vec3::Zero();
@@ -174,47 +174,15 @@ void TimeStepping::refine_starting_slides(const std::vector<int>& starting) {
   modes_known_ = true;
   given_slides_ = true;
   given_angle_.setConstant(static_cast<Eigen::Index>(beta_.size()), std::numeric_limits<double>::quiet_NaN());
-  const VectorX angle0 = angle;
   VectorX& qdd = starting_a_;
-  bool converged = false;
-  MatrixX J(n, n);
-  double previous = kInf;
-  for (int iteration = 0; iteration < 20; ++iteration) {
-    const double scale = starting_slide_residuals(slots, angle, r, qdd);
-    // Below 1e-8 m/s² the slide moves no more than that in a second:
-    // rounding, or a contact that Coulomb's cone keeps sticking at its
-    // boundary (a_t → 0 as the directions converge).
-    if (!(scale > 1e-8) || !r.allFinite()) break;
-    const double residual = r.cwiseAbs().maxCoeff();
-    // Within 1e-9 rad of Coulomb's direction, or as close as rounding
-    // allows (no more progress, within 1e-6 rad). fast_ and qdd hold the
-    // solve at these angles.
-    if (residual <= 1e-9 || (residual > 0.5 * previous && residual <= 1e-6)) {
-      converged = true;
-      break;
-    }
-    if (residual > 0.5 * previous) break;
-    previous = residual;
-    const double delta = 1e-7;
-    for (int j = 0; j < n; ++j) {
-      angle(j) += delta;
-      starting_slide_residuals(slots, angle, r1, starting_a1_);
-      angle(j) -= delta;
-      J.col(j) = (r1 - r) / delta;
-    }
-    step = J.colPivHouseholderQr().solve(r);
-    if (!step.allFinite()) break;
-    angle -= step;
-  }
+  // On success fast_ and qdd hold the solve at the root.
+  const bool converged = coulomb_starting_directions(
+      angle, kPi / std::max(opt_.cone_directions, 4), [&](const VectorX& at, VectorX& r, bool probe) {
+        return starting_slide_residuals(slots, at, r, probe ? starting_a1_ : qdd);
+      });
   modes_known_ = known;
   given_slides_ = false;
   ltdl_known_ = false;
-  // A correction of the cone's discretisation stays within its sector of
-  // the LCP's direction; a root farther away is another motion (as in the
-  // event-driven scheme's refine_starting_slides).
-  for (int i = 0; i < n && converged; ++i) {
-    converged = std::abs(std::remainder(angle(i) - angle0(i), 2.0 * kPi)) <= kPi / std::max(opt_.cone_directions, 4);
-  }
   if (!converged) return;
   a_ = qdd;
   last_ = &fast_;
