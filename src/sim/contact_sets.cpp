@@ -156,6 +156,7 @@ void EventDrivenCore::refine_starting_slides(const std::vector<int>& starting) {
     if (a >= 0 && tr.mode == ContactMode::Sliding && tr.frozen && tr.mu > 0.0) slots.push_back(a);
   }
   const int n = static_cast<int>(slots.size());
+  if (n == 0) return;  // (dependent contacts alone: the LCP's directions stay)
   std::vector<Vec3> before;
   for (const Tracked& tr : current) before.push_back(tr.slide_dir);
   VectorX angle(n);
