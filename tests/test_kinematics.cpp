@@ -343,3 +343,34 @@ TEST(Kinematics, MotionFromPlacementsIsTheFullPassBitForBit) {
     }
   }
 }
+
+// unchecked::forward_kinematics_velocities from the placements of a pass at
+// q gives forward_kinematics(q, v)'s velocities (and forward_kinematics(q, v,
+// a)'s), bit for bit, and leaves data.a as it was.
+TEST(Kinematics, VelocitiesFromPlacementsAreTheFullPassBitForBit) {
+  for (const Model& m : kinematic_models()) {
+    SCOPED_TRACE(m.name());
+    Data full(m), full3(m), reuse(m);
+    std::mt19937_64 g(11);
+    for (int trial = 0; trial < 3; ++trial) {
+      const VectorX q = random_configuration(m, 20 + static_cast<std::uint64_t>(trial));
+      const VectorX v = random_vector(g, m.nv(), 2.0), a = random_vector(g, m.nv(), 3.0);
+      forward_kinematics(m, full, q, v);
+      forward_kinematics(m, full3, q, v, a);
+      if (trial == 1) {
+        forward_kinematics(m, reuse, q, a, v);  // a full pass at q with other rates
+      } else {
+        forward_kinematics(m, reuse, q);
+      }
+      std::vector<Motion> a_before(reuse.a.begin(), reuse.a.end());
+      unchecked::forward_kinematics_velocities(m, reuse, v);
+      for (int i = 0; i < m.nbodies(); ++i) {
+        for (int k = 0; k < 6; ++k) {
+          EXPECT_EQ(full.v[i].vector()[k], reuse.v[i].vector()[k]) << "body " << i;
+          EXPECT_EQ(full3.v[i].vector()[k], reuse.v[i].vector()[k]) << "body " << i;
+          EXPECT_EQ(a_before[static_cast<std::size_t>(i)].vector()[k], reuse.a[i].vector()[k]) << "body " << i;
+        }
+      }
+    }
+  }
+}

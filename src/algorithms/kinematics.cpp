@@ -66,6 +66,18 @@ PLUME_FLATTEN void forward_kinematics_motion(const Model& model, Data& data, con
   }
 }
 
+PLUME_FLATTEN void forward_kinematics_velocities(const Model& model, Data& data, const VecRef& v) {
+  data.v[0] = Motion::Zero();
+  for (int i = 1; i < model.nbodies(); ++i) {
+    const Joint& j = model.joint(i);
+    detail::visit_kind(j.kind, [&](auto jk) PLUME_LAMBDA_INLINE {
+      using K = decltype(jk);
+      // (as forward_kinematics(q, v))
+      data.v[i] = K::up(j, data.Xup[i], data.v[model.parent(i)]) + K::S_mul(detail::S_cols(data.S, j), v.data() + j.v_index);
+    });
+  }
+}
+
 }  // namespace unchecked
 
 void forward_kinematics(const Model& model, Data& data, const VecRef& q) {

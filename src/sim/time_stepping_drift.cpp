@@ -46,8 +46,9 @@ bool TimeStepping::project(bool placed) {
   bool checked_here = false;  // the loop's last check ran at the final q_ (after a correction)
   // Positions: δ = −H⁻¹T (TᵀH⁻¹T)⁻¹ Ψ, a few Newton iterations.
   for (int iteration = 0; iteration < 3; ++iteration) {
+    // (velocities only: the checks read no accelerations)
     if (iteration == 0 && placed) {
-      unchecked::forward_kinematics_motion(m, data_, v_, zero_);
+      unchecked::forward_kinematics_velocities(m, data_, v_);
     } else {
       if (iteration > 0) {
         // Moving β's contacts moves the others: a contact outside β that
@@ -63,7 +64,7 @@ bool TimeStepping::project(bool placed) {
           proj_held_.push_back(false);
         }
       }
-      unchecked::forward_kinematics(m, data_, q_, v_, zero_);
+      unchecked::forward_kinematics(m, data_, q_, v_);
     }
     double worst = 0.0;
     int na = 0;
@@ -137,7 +138,7 @@ bool TimeStepping::project(bool placed) {
   // (Otherwise the kinematics and contacts are those of the first check, or
   // of the check after the last correction, at this q_.)
   if (changed && !checked_here) {
-    unchecked::forward_kinematics(m, data_, q_, v_, zero_);
+    unchecked::forward_kinematics(m, data_, q_, v_);
     for (Contact& c : act) {
       if (c.kind == ContactKind::Shapes) refresh_contact(m, data_, c);
     }
@@ -163,7 +164,9 @@ bool TimeStepping::project(bool placed) {
     detail::crba_placements(m, data_, q_);
     unchecked::ltdl(m, data_);
     keep_inertia(q_);
-    unchecked::forward_kinematics(m, data_, q_, v_, zero_);
+    // (T and D need the placements crba_placements left and the velocities;
+    // the rates proj_Tdv_, proj_Ddv_ are not read)
+    unchecked::forward_kinematics_velocities(m, data_, v_);
     proj_T_.resize(nv, na);
     proj_Tdv_.resize(na);
     proj_D_.resize(nv, 2 * na);

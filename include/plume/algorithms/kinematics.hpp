@@ -43,6 +43,10 @@ void forward_kinematics(const Model& model, Data& data, const VecRef& q, const V
 /// the same values as forward_kinematics(q, v, a), without recomputing the
 /// placements.
 void forward_kinematics_motion(const Model& model, Data& data, const VecRef& v, const VecRef& a);
+/// Velocities only (data.v) from the placements already in `data`, as
+/// forward_kinematics_motion: the same data.v as forward_kinematics(q, v)
+/// (data.a is left as it was).
+void forward_kinematics_velocities(const Model& model, Data& data, const VecRef& v);
 }  // namespace unchecked
 
 }  // namespace plume
