@@ -671,6 +671,51 @@ TEST(ContactKinematics, OnePassJacobiansMatchTheSeparateOnes) {
   }
 }
 
+TEST(ContactKinematics, WorldFrameColumnsMatchTheOnePassJacobians) {
+  // contact_jacobians_world() against contact_jacobians(): the same values to
+  // 1e-12 (relative), after forward_kinematics(q, v, 0) and after crba + bias
+  // forces, on random trees with every joint kind, self-collision, a tilted
+  // ground and joint limits, and on the quadruped.
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    SCOPED_TRACE(seed);
+    std::mt19937_64 g(seed);
+    const Model m = shaped_tree(seed, g, {Sphere{0.1}, Box{Vec3(0.2, 0.15, 0.1)}, Capsule{0.05, 0.3}, Cylinder{0.08, 0.2}});
+    DetectionOptions opt;
+    opt.margin = 100.0;
+    opt.self_collision = true;
+    const ContactDetector det(m, {tilted_ground()}, opt);
+    Data d(m);
+    const VectorX q = random_configuration(m, seed);
+    const VectorX v = random_vector(g, m.nv(), 1.0);
+    std::vector<Contact> cs;
+    forward_kinematics(m, d, q, v, VectorX::Zero(m.nv()));
+    det.detect(m, d, cs);
+    detect_joint_limits(m, q, 100.0, cs);
+    const Eigen::Index nc = static_cast<Eigen::Index>(cs.size());
+    ASSERT_GT(nc, 2);
+    MatrixX T(m.nv(), nc), D(m.nv(), 2 * nc), T1(m.nv(), nc), D1(m.nv(), 2 * nc);
+    VectorX Tdv(nc), Ddv(2 * nc), Tdv1(nc), Ddv1(2 * nc);
+    contact_jacobians(m, d, cs, T, Tdv, D, Ddv);
+    contact_jacobians_world(m, d, cs, T1, Tdv1, D1, Ddv1);
+    const double scale = 1.0 + T.cwiseAbs().maxCoeff() + D.cwiseAbs().maxCoeff();
+    EXPECT_LT((T1 - T).cwiseAbs().maxCoeff(), 1e-12 * scale);
+    EXPECT_LT((D1 - D).cwiseAbs().maxCoeff(), 1e-12 * scale);
+    EXPECT_TRUE(Tdv1 == Tdv);
+    EXPECT_TRUE(Ddv1 == Ddv);
+    Data d2(m), d3(m);
+    detail::crba_placements(m, d2, q);
+    bias_forces(m, d2, q, v);
+    detail::crba_placements(m, d3, q);
+    bias_forces(m, d3, q, v);
+    contact_jacobians(m, d2, cs, T, Tdv, D, Ddv, true);
+    contact_jacobians_world(m, d3, cs, T1, Tdv1, D1, Ddv1, true);
+    EXPECT_LT((T1 - T).cwiseAbs().maxCoeff(), 1e-12 * scale);
+    EXPECT_LT((D1 - D).cwiseAbs().maxCoeff(), 1e-12 * scale);
+    EXPECT_TRUE(Tdv1 == Tdv);
+    EXPECT_TRUE(Ddv1 == Ddv);
+  }
+}
+
 TEST(ContactKinematics, NoAllocationOnceOutputsAreSized) {
   std::mt19937_64 g(21);
   const Model m = free_bodies({{{"block", Box{Vec3(0.5, 0.4, 0.3)}}, {"pill", Capsule{0.1, 0.5}, random_placement(g, 0.2)}},

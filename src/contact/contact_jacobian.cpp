@@ -126,6 +126,42 @@ void add_point_forces3(const Model& model, const Data& data, int body, const Vec
   }
 }
 
+// add_point_forces3 with the axis-aligned revolute and prismatic joints'
+// coefficients in world coordinates: with a = the joint's axis in world
+// coordinates (row A of E) and r its origin, Sᵀ X [p × d; d] is
+// a·((p − r) × d) = d·(a × (p − r)) for a revolute joint and a·d for a
+// prismatic one.
+template <class Column>
+void add_point_forces3_world(const Model& model, const Data& data, int body, const Vec3& p, const Vec3 (&d)[3],
+                             double sign, Column* cols) {
+  for (int i = body; i > 0; i = model.parent(i)) {
+    const Joint& j = model.joint(i);
+    const Transform& X = data.X0[i];
+    const double* S = data.S.data() + 6 * static_cast<Eigen::Index>(j.v_index);
+    detail::visit_kind(j.kind, [&](auto jk) {
+      using K = decltype(jk);
+      if constexpr (detail::is_revolute_aligned<K>) {
+        const Vec3 a = X.E().row(K::axis).transpose();
+        const Vec3 c = a.cross(p - X.r());
+        for (int k = 0; k < 3; ++k) cols[k](j.v_index) += sign * c.dot(d[k]);
+      } else if constexpr (detail::is_prismatic_aligned<K>) {
+        const Vec3 a = X.E().row(K::axis).transpose();
+        for (int k = 0; k < 3; ++k) cols[k](j.v_index) += sign * a.dot(d[k]);
+      } else {
+        const Vec3 pi = X.E() * (p - X.r());
+        for (int c = 0; c < 3; ++c) {
+          Vec6 f;
+          f.tail<3>() = X.E() * d[c];
+          f.head<3>() = pi.cross(f.tail<3>());
+          double out[6];
+          K::St_mul(S, f, out);
+          for (int k = 0; k < K::nv; ++k) cols[c](j.v_index + k) += sign * out[k];
+        }
+      }
+    });
+  }
+}
+
 void check_directions(int directions) {
   if (directions != 2 && directions < 4) {
     throw ArgumentError("friction directions = " + std::to_string(directions) +
@@ -318,6 +354,48 @@ void contact_jacobians(const Model& model, const Data& data, const std::vector<C
     Column cols[3] = {T.col(i), D.col(2 * i), D.col(2 * i + 1)};
     add_point_forces3(model, data, c.body_b, k.point_b, d, 1.0, cols);
     add_point_forces3(model, data, c.body_a, k.point_a, d, -1.0, cols);
+    // direction_rate() for the three directions, sharing the accelerations.
+    const Vec3 du = k.velocity_b - k.velocity_a;
+    const Vec3 acc = s.mb.acceleration(k.point_b) - s.ma.acceleration(k.point_a) +
+                     s.mb.w.cross(k.point_b_rate - k.velocity_b) - s.ma.w.cross(k.point_a_rate - k.velocity_a);
+    Tdot_v[i] = d_rate[0].dot(du) + d[0].dot(acc);
+    Ddot_v[2 * i] = d_rate[1].dot(du) + d[1].dot(acc);
+    Ddot_v[2 * i + 1] = d_rate[2].dot(du) + d[2].dot(acc);
+  }
+}
+
+void contact_jacobians_world(const Model& model, const Data& data, const std::vector<Contact>& contacts,
+                             Eigen::Ref<MatrixX> T, Eigen::Ref<VectorX> Tdot_v, Eigen::Ref<MatrixX> D,
+                             Eigen::Ref<VectorX> Ddot_v, bool after_bias_forces) {
+  check_data(model, data);
+  const Eigen::Index nc = static_cast<Eigen::Index>(contacts.size());
+  check_size(T.rows(), T.cols(), model.nv(), nc, "T");
+  check_size(Tdot_v.size(), 1, nc, 1, "Tdot_v");
+  check_size(D.rows(), D.cols(), model.nv(), 2 * nc, "D");
+  check_size(Ddot_v.size(), 1, 2 * nc, 1, "Ddot_v");
+  check_contacts(model, contacts);
+  const Vec3 a_base = after_bias_forces ? Vec3(-model.gravity()) : Vec3::Zero();
+  T.setZero();
+  D.setZero();
+  using Column = decltype(T.col(0));
+  for (Eigen::Index i = 0; i < nc; ++i) {
+    const Contact& c = contacts[i];
+    if (c.kind == ContactKind::JointLimit) {
+      T(c.dof, i) = c.normal.x();  // ±e_dof
+      Tdot_v[i] = 0.0;
+      Ddot_v.segment<2>(2 * i).setZero();
+      continue;
+    }
+    ContactState s;
+    evaluate(data, c, s, a_base);
+    const ContactKinematics& k = s.k;
+    Vec3 d[3], d_rate[3];
+    d[0] = k.normal;
+    d_rate[0] = k.normal_rate;
+    tangent_basis(k.normal, k.normal_rate, d[1], d[2], d_rate[1], d_rate[2]);
+    Column cols[3] = {T.col(i), D.col(2 * i), D.col(2 * i + 1)};
+    add_point_forces3_world(model, data, c.body_b, k.point_b, d, 1.0, cols);
+    add_point_forces3_world(model, data, c.body_a, k.point_a, d, -1.0, cols);
     // direction_rate() for the three directions, sharing the accelerations.
     const Vec3 du = k.velocity_b - k.velocity_a;
     const Vec3 acc = s.mb.acceleration(k.point_b) - s.ma.acceleration(k.point_a) +

@@ -439,7 +439,12 @@ bool TimeStepping::active_set_accelerations(const VectorX& v, VectorX& a, bool p
   fast_Tdv_.resize(nc);
   fast_D_.resize(nv, 2 * nc);
   fast_Ddv_.resize(2 * nc);
-  contact_jacobians(m, data_, contacts_, fast_T_, fast_Tdv_, fast_D_, fast_Ddv_, true);
+  // (the symplectic Euler rule: world-frame columns, fewer products, other rounding)
+  if (opt_.time_stepping_rule == TimeSteppingRule::SymplecticEuler) {
+    contact_jacobians_world(m, data_, contacts_, fast_T_, fast_Tdv_, fast_D_, fast_Ddv_, true);
+  } else {
+    contact_jacobians(m, data_, contacts_, fast_T_, fast_Tdv_, fast_D_, fast_Ddv_, true);
+  }
   // Columns of K (constraint directions) and, with a sliding contact, G
   // (force directions); b (velocity products).
   bool symmetric = true;

@@ -99,4 +99,13 @@ void contact_jacobians(const Model& model, const Data& data, const std::vector<C
                        Eigen::Ref<MatrixX> T, Eigen::Ref<VectorX> Tdot_v, Eigen::Ref<MatrixX> D,
                        Eigen::Ref<VectorX> Ddot_v, bool after_bias_forces = false);
 
+/// contact_jacobians() with the columns of axis-aligned revolute and
+/// prismatic joints formed in world coordinates: a revolute dof's entry of
+/// the unit force d at p is d·(a × (p − r)) (a, r: the joint's world axis and
+/// origin), a prismatic one's d·a. The same values up to rounding, fewer
+/// products; the other joint kinds and Tdot_v, Ddot_v as contact_jacobians().
+void contact_jacobians_world(const Model& model, const Data& data, const std::vector<Contact>& contacts,
+                             Eigen::Ref<MatrixX> T, Eigen::Ref<VectorX> Tdot_v, Eigen::Ref<MatrixX> D,
+                             Eigen::Ref<VectorX> Ddot_v, bool after_bias_forces = false);
+
 }  // namespace plume
