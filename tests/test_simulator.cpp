@@ -631,6 +631,55 @@ TEST(Simulator, JointLimitOverrunIsReportedApartFromPenetration) {
   }
 }
 
+TEST(Simulator, CompliantLimitOfALightJointIsCriticallyDamped) {
+  // Compliant scheme: a joint limit is the world's spring K and damper D per
+  // radian, the damping capped at critical for the joint's inertia I = H_jj,
+  // D ≤ 2√(K I). A wrist-like joint (vertical axis, so no gravity torque;
+  // I = 5e-4 kg·m²) turning at ω₀ = 1 rad/s onto its upper limit with the
+  // defaults (K = 2e5, D = 2e3: 45× critical uncapped): with ω = √(K/I) the
+  // overrun is δ(s) = ω₀ s e^{−ωs} after the touch, the largest
+  // ω₀/(e ω) at s = 1/ω; the force K δ + D δ̇ = I ω₀ ω e^{−ωs}(2 − ωs) lets go at
+  // s = 2/ω with the joint turning back at ω₀ e^{−2} (the critically damped
+  // Kelvin–Voigt restitution), and the relaxing limit never catches it again.
+  // Uncapped the overrun is about ω₀ I/D, 74× smaller, and the rebound slower.
+  const std::string urdf = R"(<robot name="w">
+    <link name="base"/>
+    <joint name="wrist" type="revolute"><parent link="base"/><child link="hand"/><axis xyz="0 0 1"/>
+      <limit lower="-1" upper="0" effort="10" velocity="10"/></joint>
+    <link name="hand"><inertial><mass value="0.4"/>
+      <inertia ixx="5e-4" iyy="5e-4" izz="5e-4" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  </robot>)";
+  const Model m = urdf::load_string(urdf);
+  const double w0 = 1.0, I = 5e-4;
+  SimulationOptions o;
+  o.scheme = Scheme::Compliant;
+  o.duration = 3e-3;
+  o.output_rate = 2e6;
+  Simulator sim(single("w", m, VectorX::Constant(1, -1e-3), VectorX::Constant(1, w0), 0.0, 0.0, false), o);
+  MemoryRecorder rec;
+  const SimulationResult r = sim.run(&rec);
+  ASSERT_EQ(r.status, SimulationStatus::Finished) << r.message;
+  const ContactParameters defaults;
+  const double omega = std::sqrt(defaults.stiffness / I);
+  const double t_touch = 1e-3 / w0;
+  double overrun = 0.0, t_max = 0.0;
+  for (std::size_t i = 0; i < rec.q.size(); ++i) {
+    if (rec.q[i](0) > overrun) {
+      overrun = rec.q[i](0);
+      t_max = rec.times[i];
+    }
+  }
+  std::printf("[ limit ] overrun %.6e rad at %.6e s after the touch (w0/(e w) = %.6e at %.6e); final rate %.9f "
+              "(-w0 e^-2 = %.9f); %ld steps\n",
+              overrun, t_max - t_touch, w0 / (std::exp(1.0) * omega), 1.0 / omega, sim.v()(0), -w0 * std::exp(-2.0),
+              r.statistics.steps);
+  EXPECT_NEAR(overrun, w0 / (std::exp(1.0) * omega), 1e-4 * w0 / omega);
+  EXPECT_NEAR(t_max - t_touch, 1.0 / omega, 0.02 / omega);
+  EXPECT_NEAR(sim.v()(0), -w0 * std::exp(-2.0), 1e-6 * w0);
+  // Let go at δ = 2 ω₀ e^{−2}/ω, then back at ω₀ e^{−2}: q(T) = −ω₀ e^{−2} (T − t_touch − 4/ω).
+  EXPECT_NEAR(sim.q()(0), -w0 * std::exp(-2.0) * (o.duration - t_touch - 4.0 / omega), 1e-9);
+}
+
 TEST(Simulator, ALooserToleranceNeverCostsMoreStepsThroughTheDemosSlip) {
   // Work-precision: loosening the integrator's tolerance must not make a run
   // dearer. The quadruped demo, event-driven, to 0.2 s: landing at 0.064 s,

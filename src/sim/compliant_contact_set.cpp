@@ -7,6 +7,7 @@
 
 #include <utility>
 
+#include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/kinematics.hpp"
 #include "plume/configuration.hpp"
 #include "plume/contact/contact_jacobian.hpp"
@@ -92,7 +93,12 @@ bool CompliantScheme::commit(double t_lo, bool dense_valid) {
   }
   contacts_ = next;
   params_.clear();
-  for (const Contact& c : contacts_) params_.push_back(parameters_of(c));
+  bool any_limit = false;
+  for (const Contact& c : contacts_) any_limit = any_limit || c.kind == ContactKind::JointLimit;
+  if (any_limit) crba(m, data_, qn_);  // the limits' joint inertias at q (placements untouched)
+  for (const Contact& c : contacts_) {
+    params_.push_back(parameters_of(c, c.kind == ContactKind::JointLimit ? data_.H(c.dof, c.dof) : 0.0));
+  }
   state_.synchronize(contacts_);
   x_ = state_.displacements();
   for (std::size_t k = 0; k < next.size(); ++k) {

@@ -91,7 +91,9 @@ class CompliantScheme final : public SchemeBase {
   // committed records: in forces_.contacts.
   void evaluate(const VectorX& y, double t) { evaluate(y, t, params_); }
   void evaluate(const VectorX& y, double t, const std::vector<CompliantParameters>& params);
-  CompliantParameters parameters_of(const Contact& c) const;
+  // joint_inertia: for a joint limit, H(q)'s diagonal entry of its dof at the
+  // commit (the limit's damping is capped at critical for it); unused otherwise.
+  CompliantParameters parameters_of(const Contact& c, double joint_inertia) const;
 
   // ---- events on the dense output (compliant_events.cpp) -------------------------------------
   // The earliest switch in the step [t0, t1] just taken (y1 at t1; w0 the
