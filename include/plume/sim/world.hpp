@@ -30,7 +30,7 @@ struct ContactParameters {
   double mu = 0.5;            ///< Coulomb friction coefficient
   double restitution = 0.0;   ///< Newton restitution e ∈ [0, 1]
   double stiffness = 2e5;     ///< compliant model: normal stiffness K [N/m]
-  double damping = 2e3;       ///< compliant model: normal damping D [N·s/m]
+  double damping = 2e3;       ///< compliant model: normal damping D [N·s/m] (the default's K and D also act on joint limits, per radian, D capped at 2√(K·H_jj))
   double tangential_stiffness = 2e5;  ///< compliant model: K_t [N/m]
   double tangential_damping = 2e3;    ///< compliant model: D_t [N·s/m]
 };
