@@ -623,6 +623,31 @@ TEST(ContactKinematics, TangentsAreOrthonormalAndSmooth) {
   EXPECT_THROW(contact_jacobian(m, d, cs, T2, Tdv), ArgumentError);
 }
 
+// A random tree with every joint kind and shape, at a random state, with
+// every contact within 100 m: self-collision, a tilted ground, joint limits.
+struct JacobianScene {
+  Model m;
+  VectorX q, v;
+  std::vector<Contact> cs;
+};
+
+JacobianScene jacobian_scene(std::uint64_t seed) {
+  std::mt19937_64 g(seed);
+  JacobianScene sc{shaped_tree(seed, g, {Sphere{0.1}, Box{Vec3(0.2, 0.15, 0.1)}, Capsule{0.05, 0.3}, Cylinder{0.08, 0.2}}),
+                   VectorX(), VectorX(), {}};
+  DetectionOptions opt;
+  opt.margin = 100.0;
+  opt.self_collision = true;
+  const ContactDetector det(sc.m, {tilted_ground()}, opt);
+  Data d(sc.m);
+  sc.q = random_configuration(sc.m, seed);
+  sc.v = random_vector(g, sc.m.nv(), 1.0);
+  forward_kinematics(sc.m, d, sc.q, sc.v, VectorX::Zero(sc.m.nv()));
+  det.detect(sc.m, d, sc.cs);
+  detect_joint_limits(sc.m, sc.q, 100.0, sc.cs);
+  return sc;
+}
+
 TEST(ContactKinematics, OnePassJacobiansMatchTheSeparateOnes) {
   // contact_jacobians() against contact_jacobian() + tangent_jacobian(2):
   // after forward_kinematics(q, v, 0), and after crba + bias_forces (whose
@@ -630,19 +655,12 @@ TEST(ContactKinematics, OnePassJacobiansMatchTheSeparateOnes) {
   // kind, self-collision, a tilted ground and joint limits.
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
     SCOPED_TRACE(seed);
-    std::mt19937_64 g(seed);
-    const Model m = shaped_tree(seed, g, {Sphere{0.1}, Box{Vec3(0.2, 0.15, 0.1)}, Capsule{0.05, 0.3}, Cylinder{0.08, 0.2}});
-    DetectionOptions opt;
-    opt.margin = 100.0;
-    opt.self_collision = true;
-    const ContactDetector det(m, {tilted_ground()}, opt);
+    const JacobianScene sc = jacobian_scene(seed);
+    const Model& m = sc.m;
+    const VectorX &q = sc.q, &v = sc.v;
+    const std::vector<Contact>& cs = sc.cs;
     Data d(m);
-    const VectorX q = random_configuration(m, seed);
-    const VectorX v = random_vector(g, m.nv(), 1.0);
-    std::vector<Contact> cs;
     forward_kinematics(m, d, q, v, VectorX::Zero(m.nv()));
-    det.detect(m, d, cs);
-    detect_joint_limits(m, q, 100.0, cs);
     const Eigen::Index nc = static_cast<Eigen::Index>(cs.size());
     ASSERT_GT(nc, 2);
     MatrixX T(m.nv(), nc), D(m.nv(), 2 * nc), T1(m.nv(), nc), D1(m.nv(), 2 * nc);
@@ -675,22 +693,15 @@ TEST(ContactKinematics, WorldFrameColumnsMatchTheOnePassJacobians) {
   // contact_jacobians_world() against contact_jacobians(): the same values to
   // 1e-12 (relative), after forward_kinematics(q, v, 0) and after crba + bias
   // forces, on random trees with every joint kind, self-collision, a tilted
-  // ground and joint limits, and on the quadruped.
+  // ground and joint limits.
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
     SCOPED_TRACE(seed);
-    std::mt19937_64 g(seed);
-    const Model m = shaped_tree(seed, g, {Sphere{0.1}, Box{Vec3(0.2, 0.15, 0.1)}, Capsule{0.05, 0.3}, Cylinder{0.08, 0.2}});
-    DetectionOptions opt;
-    opt.margin = 100.0;
-    opt.self_collision = true;
-    const ContactDetector det(m, {tilted_ground()}, opt);
+    const JacobianScene sc = jacobian_scene(seed);
+    const Model& m = sc.m;
+    const VectorX &q = sc.q, &v = sc.v;
+    const std::vector<Contact>& cs = sc.cs;
     Data d(m);
-    const VectorX q = random_configuration(m, seed);
-    const VectorX v = random_vector(g, m.nv(), 1.0);
-    std::vector<Contact> cs;
     forward_kinematics(m, d, q, v, VectorX::Zero(m.nv()));
-    det.detect(m, d, cs);
-    detect_joint_limits(m, q, 100.0, cs);
     const Eigen::Index nc = static_cast<Eigen::Index>(cs.size());
     ASSERT_GT(nc, 2);
     MatrixX T(m.nv(), nc), D(m.nv(), 2 * nc), T1(m.nv(), nc), D1(m.nv(), 2 * nc);

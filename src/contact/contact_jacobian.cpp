@@ -322,9 +322,15 @@ void tangent_jacobian(const Model& model, const Data& data, const std::vector<Co
   }
 }
 
-void contact_jacobians(const Model& model, const Data& data, const std::vector<Contact>& contacts,
-                       Eigen::Ref<MatrixX> T, Eigen::Ref<VectorX> Tdot_v, Eigen::Ref<MatrixX> D,
-                       Eigen::Ref<VectorX> Ddot_v, bool after_bias_forces) {
+namespace {
+
+// contact_jacobians and contact_jacobians_world: one loop, the columns'
+// products by add_point_forces3 (body coordinates) or, with World,
+// add_point_forces3_world.
+template <bool World>
+void contact_jacobians_in(const Model& model, const Data& data, const std::vector<Contact>& contacts,
+                          Eigen::Ref<MatrixX> T, Eigen::Ref<VectorX> Tdot_v, Eigen::Ref<MatrixX> D,
+                          Eigen::Ref<VectorX> Ddot_v, bool after_bias_forces) {
   check_data(model, data);
   const Eigen::Index nc = static_cast<Eigen::Index>(contacts.size());
   check_size(T.rows(), T.cols(), model.nv(), nc, "T");
@@ -352,8 +358,13 @@ void contact_jacobians(const Model& model, const Data& data, const std::vector<C
     d_rate[0] = k.normal_rate;
     tangent_basis(k.normal, k.normal_rate, d[1], d[2], d_rate[1], d_rate[2]);
     Column cols[3] = {T.col(i), D.col(2 * i), D.col(2 * i + 1)};
-    add_point_forces3(model, data, c.body_b, k.point_b, d, 1.0, cols);
-    add_point_forces3(model, data, c.body_a, k.point_a, d, -1.0, cols);
+    if constexpr (World) {
+      add_point_forces3_world(model, data, c.body_b, k.point_b, d, 1.0, cols);
+      add_point_forces3_world(model, data, c.body_a, k.point_a, d, -1.0, cols);
+    } else {
+      add_point_forces3(model, data, c.body_b, k.point_b, d, 1.0, cols);
+      add_point_forces3(model, data, c.body_a, k.point_a, d, -1.0, cols);
+    }
     // direction_rate() for the three directions, sharing the accelerations.
     const Vec3 du = k.velocity_b - k.velocity_a;
     const Vec3 acc = s.mb.acceleration(k.point_b) - s.ma.acceleration(k.point_a) +
@@ -364,46 +375,18 @@ void contact_jacobians(const Model& model, const Data& data, const std::vector<C
   }
 }
 
+}  // namespace
+
+void contact_jacobians(const Model& model, const Data& data, const std::vector<Contact>& contacts,
+                       Eigen::Ref<MatrixX> T, Eigen::Ref<VectorX> Tdot_v, Eigen::Ref<MatrixX> D,
+                       Eigen::Ref<VectorX> Ddot_v, bool after_bias_forces) {
+  contact_jacobians_in<false>(model, data, contacts, T, Tdot_v, D, Ddot_v, after_bias_forces);
+}
+
 void contact_jacobians_world(const Model& model, const Data& data, const std::vector<Contact>& contacts,
                              Eigen::Ref<MatrixX> T, Eigen::Ref<VectorX> Tdot_v, Eigen::Ref<MatrixX> D,
                              Eigen::Ref<VectorX> Ddot_v, bool after_bias_forces) {
-  check_data(model, data);
-  const Eigen::Index nc = static_cast<Eigen::Index>(contacts.size());
-  check_size(T.rows(), T.cols(), model.nv(), nc, "T");
-  check_size(Tdot_v.size(), 1, nc, 1, "Tdot_v");
-  check_size(D.rows(), D.cols(), model.nv(), 2 * nc, "D");
-  check_size(Ddot_v.size(), 1, 2 * nc, 1, "Ddot_v");
-  check_contacts(model, contacts);
-  const Vec3 a_base = after_bias_forces ? Vec3(-model.gravity()) : Vec3::Zero();
-  T.setZero();
-  D.setZero();
-  using Column = decltype(T.col(0));
-  for (Eigen::Index i = 0; i < nc; ++i) {
-    const Contact& c = contacts[i];
-    if (c.kind == ContactKind::JointLimit) {
-      T(c.dof, i) = c.normal.x();  // ±e_dof
-      Tdot_v[i] = 0.0;
-      Ddot_v.segment<2>(2 * i).setZero();
-      continue;
-    }
-    ContactState s;
-    evaluate(data, c, s, a_base);
-    const ContactKinematics& k = s.k;
-    Vec3 d[3], d_rate[3];
-    d[0] = k.normal;
-    d_rate[0] = k.normal_rate;
-    tangent_basis(k.normal, k.normal_rate, d[1], d[2], d_rate[1], d_rate[2]);
-    Column cols[3] = {T.col(i), D.col(2 * i), D.col(2 * i + 1)};
-    add_point_forces3_world(model, data, c.body_b, k.point_b, d, 1.0, cols);
-    add_point_forces3_world(model, data, c.body_a, k.point_a, d, -1.0, cols);
-    // direction_rate() for the three directions, sharing the accelerations.
-    const Vec3 du = k.velocity_b - k.velocity_a;
-    const Vec3 acc = s.mb.acceleration(k.point_b) - s.ma.acceleration(k.point_a) +
-                     s.mb.w.cross(k.point_b_rate - k.velocity_b) - s.ma.w.cross(k.point_a_rate - k.velocity_a);
-    Tdot_v[i] = d_rate[0].dot(du) + d[0].dot(acc);
-    Ddot_v[2 * i] = d_rate[1].dot(du) + d[1].dot(acc);
-    Ddot_v[2 * i + 1] = d_rate[2].dot(du) + d[2].dot(acc);
-  }
+  contact_jacobians_in<true>(model, data, contacts, T, Tdot_v, D, Ddot_v, after_bias_forces);
 }
 
 }  // namespace plume
