@@ -103,48 +103,26 @@ void add_point_force(const Model& model, const Data& data, int body, const Vec3&
 // The same for three directions at once (normal and two tangents): per joint
 // of the support chain the point and the directions go to body coordinates
 // once, and each joint kind applies its own Sᵀ (one coefficient for an
-// axis-aligned revolute joint). cols[c] is the column of direction c.
-template <class Column>
+// axis-aligned revolute joint). cols[c] is the column of direction c. With
+// World, the axis-aligned revolute and prismatic joints' coefficients are
+// taken in world coordinates instead: with a = the joint's axis in world
+// coordinates (row A of E) and r its origin, Sᵀ X [p × d; d] is
+// a·((p − r) × d) = d·(a × (p − r)) for a revolute joint and a·d for a
+// prismatic one (fewer products, other rounding).
+template <bool World, class Column>
 void add_point_forces3(const Model& model, const Data& data, int body, const Vec3& p, const Vec3 (&d)[3],
                        double sign, Column* cols) {
   for (int i = body; i > 0; i = model.parent(i)) {
     const Joint& j = model.joint(i);
     const Transform& X = data.X0[i];
-    const Vec3 pi = X.E() * (p - X.r());
     const double* S = data.S.data() + 6 * static_cast<Eigen::Index>(j.v_index);
     detail::visit_kind(j.kind, [&](auto jk) {
       using K = decltype(jk);
-      for (int c = 0; c < 3; ++c) {
-        Vec6 f;
-        f.tail<3>() = X.E() * d[c];
-        f.head<3>() = pi.cross(f.tail<3>());
-        double out[6];
-        K::St_mul(S, f, out);
-        for (int k = 0; k < K::nv; ++k) cols[c](j.v_index + k) += sign * out[k];
-      }
-    });
-  }
-}
-
-// add_point_forces3 with the axis-aligned revolute and prismatic joints'
-// coefficients in world coordinates: with a = the joint's axis in world
-// coordinates (row A of E) and r its origin, Sᵀ X [p × d; d] is
-// a·((p − r) × d) = d·(a × (p − r)) for a revolute joint and a·d for a
-// prismatic one.
-template <class Column>
-void add_point_forces3_world(const Model& model, const Data& data, int body, const Vec3& p, const Vec3 (&d)[3],
-                             double sign, Column* cols) {
-  for (int i = body; i > 0; i = model.parent(i)) {
-    const Joint& j = model.joint(i);
-    const Transform& X = data.X0[i];
-    const double* S = data.S.data() + 6 * static_cast<Eigen::Index>(j.v_index);
-    detail::visit_kind(j.kind, [&](auto jk) {
-      using K = decltype(jk);
-      if constexpr (detail::is_revolute_aligned<K>) {
+      if constexpr (World && detail::is_revolute_aligned<K>) {
         const Vec3 a = X.E().row(K::axis).transpose();
         const Vec3 c = a.cross(p - X.r());
         for (int k = 0; k < 3; ++k) cols[k](j.v_index) += sign * c.dot(d[k]);
-      } else if constexpr (detail::is_prismatic_aligned<K>) {
+      } else if constexpr (World && detail::is_prismatic_aligned<K>) {
         const Vec3 a = X.E().row(K::axis).transpose();
         for (int k = 0; k < 3; ++k) cols[k](j.v_index) += sign * a.dot(d[k]);
       } else {
@@ -325,8 +303,7 @@ void tangent_jacobian(const Model& model, const Data& data, const std::vector<Co
 namespace {
 
 // contact_jacobians and contact_jacobians_world: one loop, the columns'
-// products by add_point_forces3 (body coordinates) or, with World,
-// add_point_forces3_world.
+// products by add_point_forces3<World>.
 template <bool World>
 void contact_jacobians_in(const Model& model, const Data& data, const std::vector<Contact>& contacts,
                           Eigen::Ref<MatrixX> T, Eigen::Ref<VectorX> Tdot_v, Eigen::Ref<MatrixX> D,
@@ -358,13 +335,8 @@ void contact_jacobians_in(const Model& model, const Data& data, const std::vecto
     d_rate[0] = k.normal_rate;
     tangent_basis(k.normal, k.normal_rate, d[1], d[2], d_rate[1], d_rate[2]);
     Column cols[3] = {T.col(i), D.col(2 * i), D.col(2 * i + 1)};
-    if constexpr (World) {
-      add_point_forces3_world(model, data, c.body_b, k.point_b, d, 1.0, cols);
-      add_point_forces3_world(model, data, c.body_a, k.point_a, d, -1.0, cols);
-    } else {
-      add_point_forces3(model, data, c.body_b, k.point_b, d, 1.0, cols);
-      add_point_forces3(model, data, c.body_a, k.point_a, d, -1.0, cols);
-    }
+    add_point_forces3<World>(model, data, c.body_b, k.point_b, d, 1.0, cols);
+    add_point_forces3<World>(model, data, c.body_a, k.point_a, d, -1.0, cols);
     // direction_rate() for the three directions, sharing the accelerations.
     const Vec3 du = k.velocity_b - k.velocity_a;
     const Vec3 acc = s.mb.acceleration(k.point_b) - s.ma.acceleration(k.point_a) +
