@@ -623,29 +623,30 @@ TEST(ContactKinematics, TangentsAreOrthonormalAndSmooth) {
   EXPECT_THROW(contact_jacobian(m, d, cs, T2, Tdv), ArgumentError);
 }
 
-// A random tree with every joint kind and shape, at a random state, with
-// every contact within 100 m: self-collision, a tilted ground, joint limits.
-struct JacobianScene {
-  Model m;
-  VectorX q, v;
-  std::vector<Contact> cs;
-};
-
-JacobianScene jacobian_scene(std::uint64_t seed) {
-  std::mt19937_64 g(seed);
-  JacobianScene sc{shaped_tree(seed, g, {Sphere{0.1}, Box{Vec3(0.2, 0.15, 0.1)}, Capsule{0.05, 0.3}, Cylinder{0.08, 0.2}}),
-                   VectorX(), VectorX(), {}};
-  DetectionOptions opt;
-  opt.margin = 100.0;
-  opt.self_collision = true;
-  const ContactDetector det(sc.m, {tilted_ground()}, opt);
-  Data d(sc.m);
-  sc.q = random_configuration(sc.m, seed);
-  sc.v = random_vector(g, sc.m.nv(), 1.0);
-  forward_kinematics(sc.m, d, sc.q, sc.v, VectorX::Zero(sc.m.nv()));
-  det.detect(sc.m, d, sc.cs);
-  detect_joint_limits(sc.m, sc.q, 100.0, sc.cs);
-  return sc;
+// For seeds 1…6: a random tree with every joint kind and shape at a random
+// state (data from forward_kinematics(q, v, 0)) and every contact within
+// 100 m (self-collision, a tilted ground, joint limits; at least three).
+template <class Check>
+void for_each_jacobian_scene(Check check) {
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    SCOPED_TRACE(seed);
+    std::mt19937_64 g(seed);
+    const Model m =
+        shaped_tree(seed, g, {Sphere{0.1}, Box{Vec3(0.2, 0.15, 0.1)}, Capsule{0.05, 0.3}, Cylinder{0.08, 0.2}});
+    DetectionOptions opt;
+    opt.margin = 100.0;
+    opt.self_collision = true;
+    const ContactDetector det(m, {tilted_ground()}, opt);
+    Data d(m);
+    const VectorX q = random_configuration(m, seed);
+    const VectorX v = random_vector(g, m.nv(), 1.0);
+    std::vector<Contact> cs;
+    forward_kinematics(m, d, q, v, VectorX::Zero(m.nv()));
+    det.detect(m, d, cs);
+    detect_joint_limits(m, q, 100.0, cs);
+    ASSERT_GT(cs.size(), 2u);
+    check(m, d, q, v, cs);
+  }
 }
 
 TEST(ContactKinematics, OnePassJacobiansMatchTheSeparateOnes) {
@@ -653,16 +654,9 @@ TEST(ContactKinematics, OnePassJacobiansMatchTheSeparateOnes) {
   // after forward_kinematics(q, v, 0), and after crba + bias_forces (whose
   // accelerations carry the base's −g), on random trees with every joint
   // kind, self-collision, a tilted ground and joint limits.
-  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
-    SCOPED_TRACE(seed);
-    const JacobianScene sc = jacobian_scene(seed);
-    const Model& m = sc.m;
-    const VectorX &q = sc.q, &v = sc.v;
-    const std::vector<Contact>& cs = sc.cs;
-    Data d(m);
-    forward_kinematics(m, d, q, v, VectorX::Zero(m.nv()));
+  for_each_jacobian_scene([](const Model& m, Data& d, const VectorX& q, const VectorX& v,
+                             const std::vector<Contact>& cs) {
     const Eigen::Index nc = static_cast<Eigen::Index>(cs.size());
-    ASSERT_GT(nc, 2);
     MatrixX T(m.nv(), nc), D(m.nv(), 2 * nc), T1(m.nv(), nc), D1(m.nv(), 2 * nc);
     VectorX Tdv(nc), Ddv(2 * nc), Tdv1(nc), Ddv1(2 * nc);
     contact_jacobian(m, d, cs, T, Tdv);
@@ -686,7 +680,7 @@ TEST(ContactKinematics, OnePassJacobiansMatchTheSeparateOnes) {
     // Without removing −g the rates are off by the gravity term: the flag matters.
     contact_jacobians(m, d2, cs, T1, Tdv1, D1, Ddv1, false);
     EXPECT_GT((Tdv1 - Tdv).cwiseAbs().maxCoeff(), 1e-3);
-  }
+  });
 }
 
 TEST(ContactKinematics, WorldFrameColumnsMatchTheOnePassJacobians) {
@@ -694,16 +688,9 @@ TEST(ContactKinematics, WorldFrameColumnsMatchTheOnePassJacobians) {
   // 1e-12 (relative), after forward_kinematics(q, v, 0) and after crba + bias
   // forces, on random trees with every joint kind, self-collision, a tilted
   // ground and joint limits.
-  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
-    SCOPED_TRACE(seed);
-    const JacobianScene sc = jacobian_scene(seed);
-    const Model& m = sc.m;
-    const VectorX &q = sc.q, &v = sc.v;
-    const std::vector<Contact>& cs = sc.cs;
-    Data d(m);
-    forward_kinematics(m, d, q, v, VectorX::Zero(m.nv()));
+  for_each_jacobian_scene([](const Model& m, Data& d, const VectorX& q, const VectorX& v,
+                             const std::vector<Contact>& cs) {
     const Eigen::Index nc = static_cast<Eigen::Index>(cs.size());
-    ASSERT_GT(nc, 2);
     MatrixX T(m.nv(), nc), D(m.nv(), 2 * nc), T1(m.nv(), nc), D1(m.nv(), 2 * nc);
     VectorX Tdv(nc), Ddv(2 * nc), Tdv1(nc), Ddv1(2 * nc);
     contact_jacobians(m, d, cs, T, Tdv, D, Ddv);
@@ -724,7 +711,7 @@ TEST(ContactKinematics, WorldFrameColumnsMatchTheOnePassJacobians) {
     EXPECT_LT((D1 - D).cwiseAbs().maxCoeff(), 1e-12 * scale);
     EXPECT_TRUE(Tdv1 == Tdv);
     EXPECT_TRUE(Ddv1 == Ddv);
-  }
+  });
 }
 
 TEST(ContactKinematics, NoAllocationOnceOutputsAreSized) {
