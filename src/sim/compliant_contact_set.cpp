@@ -92,12 +92,21 @@ bool CompliantScheme::commit(double t_lo, bool dense_valid) {
     if (from[k] >= 0) next_before[k] = state_.record(static_cast<std::size_t>(from[k])).phase;
   }
   contacts_ = next;
-  params_.clear();
-  bool any_limit = false;
-  for (const Contact& c : contacts_) any_limit = any_limit || c.kind == ContactKind::JointLimit;
-  if (any_limit) crba(m, data_, qn_);  // the limits' joint inertias at q (placements untouched)
-  for (const Contact& c : contacts_) {
-    params_.push_back(parameters_of(c, c.kind == ContactKind::JointLimit ? data_.H(c.dof, c.dof) : 0.0));
+  // Tracked contacts keep their parameters (a limit's damping, set from its
+  // joint's inertia when it was first tracked, does not jump when other
+  // contacts come and go); new ones take theirs at q.
+  std::vector<CompliantParameters> kept;
+  kept.swap(params_);
+  bool new_limit = false;
+  for (std::size_t k = 0; k < next.size(); ++k) new_limit |= from[k] < 0 && next[k].kind == ContactKind::JointLimit;
+  if (new_limit) crba(m, data_, qn_);  // the new limits' joint inertias at q (placements untouched)
+  for (std::size_t k = 0; k < next.size(); ++k) {
+    const Contact& c = next[k];
+    if (from[k] >= 0) {
+      params_.push_back(kept[static_cast<std::size_t>(from[k])]);
+    } else {
+      params_.push_back(parameters_of(c, c.kind == ContactKind::JointLimit ? data_.H(c.dof, c.dof) : 0.0));
+    }
   }
   state_.synchronize(contacts_);
   x_ = state_.displacements();
