@@ -84,6 +84,24 @@ bool TimeStepping::advance(double until, SimulationResult& result) {
     Outcome outcome;
     bool stick_landing = false;
     for (;;) {
+      if (no_forces_) {
+        // β has no forces here (settle()): the velocity-level step, halved
+        // while it carries a contact into its surface that it cannot take in
+        if (h < opt_.min_step) {
+          return fail(result, SimulationStatus::ContactFailure,
+                      "contact forces at t = " + fmt(t_) + ": " + message_ +
+                          "; velocity-level steps down to min_step = " + fmt(opt_.min_step) + " s failed too");
+        }
+        const double h_whole = h;
+        if (rest_step(h, q1, v1)) {
+          shortened = h < h_whole;
+          outcome = Outcome::Accepted;
+          break;
+        }
+        h = 0.5 * h_whole;
+        shortened = true;
+        continue;
+      }
       if (h < opt_.min_step) {
         return fail(result, SimulationStatus::StepUnderflow,
                     "the step fell to " + fmt(h) + " s (below min_step) at t = " + fmt(t_) + contact_summary());
@@ -234,7 +252,7 @@ void TimeStepping::record_sample(double time, const VectorX& q, const VectorX& v
   // The forces at the sample (a solve for the output, not counted), unless
   // settle() has them.
   const long rhs = stats_.rhs_evaluations, lcp = stats_.lcp_solves;
-  bool solved = settled;
+  bool solved = settled && !no_forces_;  // (settle() found no forces: none recorded)
   if (!settled) {
     output_solve_ = true;
     solved = accelerations(q, v, output_a_);

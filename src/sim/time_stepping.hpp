@@ -230,6 +230,9 @@ class TimeStepping final : public SchemeBase {
   std::vector<int> slow_;
   std::string message_;
   const ContactSolution* last_ = nullptr;  // the solver's last force solution
+  // settle(): β has no forces at (t_, q_, v_) even after kMaxJams
+  // tangential impacts; the next step is taken at the velocity level.
+  bool no_forces_ = false;
   // active_set_accelerations: β's modes known from the last solve, workspace
   bool modes_known_ = false;
   long stats_fast_ = 0, stats_redistributed_ = 0;

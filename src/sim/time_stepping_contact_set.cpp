@@ -24,6 +24,7 @@ const double kPi = std::acos(-1.0);
 // the force LCP gives their forces, modes and a_ for the next step.
 bool TimeStepping::settle(SimulationResult& result) {
   const Model& m = model();
+  no_forces_ = false;
   for (int jams = 0;; ++jams) {
     detect(q_, touch_margin(opt_), touching_, false);  // (the kinematics below, or the solve's own)
     // ζ of the touching contacts: from impacts() when it saw this (q, v).
@@ -60,7 +61,16 @@ bool TimeStepping::settle(SimulationResult& result) {
     // feet sliding under a body locked on its joint limits). The motion then
     // jumps: a tangential impact (an impact without collision) at t_, after
     // which the forces exist. At most kMaxJams in a row.
-    if (jams == kMaxJams || !jam(jams)) {
+    // Still none after them: the next step is taken at the velocity level
+    // (rest_step(): Stewart–Trinkle's problem, which always has a solution),
+    // as a step over motion too slow to follow is; β is kept with no active
+    // contact (nothing for project() to hold: the step itself keeps the
+    // contacts out of their surfaces).
+    if (jams == kMaxJams) {
+      no_forces_ = true;
+      break;
+    }
+    if (!jam(jams)) {
       return fail(result, SimulationStatus::ContactFailure, "contact forces at t = " + fmt(t_) + ": " + message_);
     }
     previous_.swap(beta_);  // the loop's first swap brings the old β back
@@ -68,7 +78,13 @@ bool TimeStepping::settle(SimulationResult& result) {
   slide_speed0_.assign(beta_.size(), 0.0);
   std::vector<int>& starting = starting_;
   starting.clear();
-  if (!beta_.empty()) {
+  if (no_forces_) {
+    modes_known_ = false;
+    for (Tracked& tr : beta_) {
+      tr.active = false;
+      tr.mode = ContactMode::Sticking;
+    }
+  } else if (!beta_.empty()) {
     const ContactSolution& s = *last_;
     const double fscale = std::max(1e-12, s.lambda.cwiseAbs().maxCoeff());
     bool kinematics = false;  // (velocities for a sliding contact's direction)
