@@ -186,8 +186,9 @@ bool TimeStepping::project(bool placed) {
     v_ += metric_step(act, &proj_stick_);
     changed = true;
     // The placements and velocities of (q_, v_) for the energy guard and
-    // impacts() (one pass here instead of one in each).
-    unchecked::forward_kinematics(m, data_, q_, v_);
+    // impacts() (one pass here instead of one in each): the placements are
+    // crba_placements' at q_, the velocities those of the projected v_.
+    unchecked::forward_kinematics_velocities(m, data_, v_);
   }
   if (changed) ++stats_.projections;
   // (the symplectic Euler rule only: the touching contacts impacts() sees come
