@@ -53,6 +53,7 @@ TimeStepping::Forces TimeStepping::fast_forces(bool symmetric) {
   const int rows = static_cast<int>(fast_K_.cols());
   if (symmetric && rows > nv && fully_constrained()) return Forces::Solved;
   if (symmetric) return symmetric_forces(contacts_) ? Forces::Solved : Forces::Unsolved;
+  fast_kept_ = false;  // (fast_Kt_, fast_A_ overwritten)
   fast_Kt_ = fast_K_.transpose();
   ltdl_solve_Lt_rows(m, data_, fast_Kt_);
   fast_Gt_ = fast_G_.transpose();
@@ -280,6 +281,45 @@ void TimeStepping::support_chains(const std::vector<Contact>& contacts, int ng, 
 // is not positive (rounding on dependent rows: the LCP decides).
 bool TimeStepping::symmetric_forces(const std::vector<Contact>& contacts) {
   const Model& m = model();
+  const int rows = static_cast<int>(fast_K_.cols());
+  const int ng = static_cast<int>(fast_group_.size()) - 1;
+  // (the symplectic Euler rule: the velocity projection's factored A at this
+  // q, for the same contacts' rows; see metric_step)
+  bool kept = fast_kept_ && ltdl_known_ && &contacts == &contacts_ &&
+              fast_kept_ids_.size() == 2 * static_cast<std::size_t>(ng) && fast_Kt_.rows() == rows;
+  for (int g = 0; g < ng && kept; ++g) {
+    const std::size_t k = static_cast<std::size_t>(g);
+    kept = contacts[static_cast<std::size_t>(fast_group_contact_[k])].id == fast_kept_ids_[2 * k] &&
+           static_cast<std::uint64_t>(fast_group_[k + 1] - fast_group_[k]) == fast_kept_ids_[2 * k + 1];
+  }
+  fast_kept_ = false;
+  if (!kept && !factor_A(contacts)) return false;
+  double* A = fast_A_.data();
+  fast_lambda_ = fast_b_;
+  double* x = fast_lambda_.data();
+  for (int k = 0; k < rows; ++k) {
+    const double* ck = A + k * rows;
+    x[k] /= ck[k];
+    const double xk = x[k];
+    for (int i = k + 1; i < rows; ++i) x[i] -= ck[i] * xk;
+  }
+  for (int k = rows - 1; k >= 0; --k) {
+    const double* ck = A + k * rows;
+    double sum = x[k];
+    for (int i = k + 1; i < rows; ++i) sum -= ck[i] * x[i];
+    x[k] = sum / ck[k];
+  }
+  // q̈ = a0 + H⁻¹ K λ = a0 + L⁻¹ D⁻¹ W ᵀλ
+  fast_x_.noalias() = fast_Kt_.transpose() * fast_lambda_;
+  fast_x_.array() *= fast_Dinv_.array();
+  ltdl_solve_L(m, data_, fast_x_);
+  return true;
+}
+
+// symmetric_forces(): W, D⁻¹ and the Cholesky factor of the regularised A
+// (fast_Kt_, fast_Dinv_, fast_A_). False when a pivot is not positive.
+bool TimeStepping::factor_A(const std::vector<Contact>& contacts) {
+  const Model& m = model();
   const int nv = m.nv();
   const int rows = static_cast<int>(fast_K_.cols());
   const int ng = static_cast<int>(fast_group_.size()) - 1;
@@ -328,26 +368,7 @@ bool TimeStepping::symmetric_forces(const std::vector<Contact>& contacts) {
   for (int i = 0; i < rows; ++i) amax = std::max(amax, std::abs(A[i * rows + i]));
   const double delta = 1e-12 * amax;
   for (int i = 0; i < rows; ++i) A[i * rows + i] += delta * (1.0 / fast_winv_(i));
-  if (!cholesky_in_order(A, rows)) return false;
-  fast_lambda_ = fast_b_;
-  double* x = fast_lambda_.data();
-  for (int k = 0; k < rows; ++k) {
-    const double* ck = A + k * rows;
-    x[k] /= ck[k];
-    const double xk = x[k];
-    for (int i = k + 1; i < rows; ++i) x[i] -= ck[i] * xk;
-  }
-  for (int k = rows - 1; k >= 0; --k) {
-    const double* ck = A + k * rows;
-    double sum = x[k];
-    for (int i = k + 1; i < rows; ++i) sum -= ck[i] * x[i];
-    x[k] = sum / ck[k];
-  }
-  // q̈ = a0 + H⁻¹ K λ = a0 + L⁻¹ D⁻¹ W ᵀλ
-  fast_x_.noalias() = fast_Kt_.transpose() * fast_lambda_;
-  fast_x_.array() *= fast_Dinv_.array();
-  ltdl_solve_L(m, data_, fast_x_);
-  return true;
+  return cholesky_in_order(A, rows);
 }
 
 // The force LCP's answer when β's modes are known from the last solve and
