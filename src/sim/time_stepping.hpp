@@ -258,6 +258,10 @@ class TimeStepping final : public SchemeBase {
   // over the same contacts' rows (their ids and row counts)
   std::vector<std::uint64_t> fast_kept_ids_;
   bool fast_kept_ = false;
+  // active_set_accelerations() (symplectic Euler rule, symmetric rows):
+  // fast_a0_ holds D⁻¹L⁻ᵀ(τ − C), fast_x_ q̈ itself, fast_rates_ K̇ᵀq̇
+  bool fast_half_ = false;
+  VectorX fast_rates_;
   VectorX fast_a0_, fast_Tdv_, fast_Ddv_, fast_b_, fast_lambda_, fast_Dinv_, fast_x_, fast_Ka0_, fast_Tddq_;
 
   // project()'s velocity projection -> the next force solve at the same q

@@ -294,6 +294,11 @@ bool TimeStepping::symmetric_forces(const std::vector<Contact>& contacts) {
   }
   fast_kept_ = false;
   if (!kept && !factor_A(contacts)) return false;
+  const bool half = fast_half_ && &contacts == &contacts_;  // (fast_a0_ = y: see active_set_accelerations)
+  if (half) {
+    fast_Ka0_.noalias() = fast_Kt_ * fast_a0_;
+    fast_b_ = -(fast_Ka0_ + fast_rates_);
+  }
   double* A = fast_A_.data();
   fast_lambda_ = fast_b_;
   double* x = fast_lambda_.data();
@@ -312,6 +317,7 @@ bool TimeStepping::symmetric_forces(const std::vector<Contact>& contacts) {
   // q̈ = a0 + H⁻¹ K λ = a0 + L⁻¹ D⁻¹ W ᵀλ
   fast_x_.noalias() = fast_Kt_.transpose() * fast_lambda_;
   fast_x_.array() *= fast_Dinv_.array();
+  if (half) fast_x_ += fast_a0_;  // (q̈ itself)
   ltdl_solve_L(m, data_, fast_x_);
   return true;
 }
@@ -399,7 +405,21 @@ bool TimeStepping::active_set_accelerations(const VectorX& v, VectorX& a, bool p
   // factorisation (independent bodies: block-diagonal, no fill-in).
   if (!ltdl_known_) unchecked::ltdl(m, data_);
   fast_a0_ = tau_applied_ - unchecked::bias_forces_after_crba(m, data_, v);
-  ltdl_solve(m, data_, fast_a0_);
+  // The symplectic Euler rule's symmetric rows solve (no sliding contact,
+  // not more rows than dofs) keeps y = D⁻¹L⁻ᵀ(τ − C) in fast_a0_: Kᵀa0 =
+  // Wᵀ... = W y and q̈ = L⁻¹(y + D⁻¹Wᵀλ) then take one L⁻¹ pass instead of
+  // two (symmetric_forces; the same up to rounding).
+  bool symmetric = true;
+  for (const Tracked& tr : beta_) {
+    symmetric &= !(tr.active && tr.mode == ContactMode::Sliding && tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes);
+  }
+  fast_half_ = opt_.time_stepping_rule == TimeSteppingRule::SymplecticEuler && symmetric && rows <= nv;
+  if (fast_half_) {
+    ltdl_solve_Lt(m, data_, Eigen::Map<MatrixX>(fast_a0_.data(), nv, 1));
+    for (int i = 0; i < nv; ++i) fast_a0_[i] /= data_.LD(i, i);
+  } else {
+    ltdl_solve(m, data_, fast_a0_);
+  }
   fast_T_.resize(nv, nc);
   fast_Tdv_.resize(nc);
   fast_D_.resize(nv, 2 * nc);
@@ -412,10 +432,6 @@ bool TimeStepping::active_set_accelerations(const VectorX& v, VectorX& a, bool p
   }
   // Columns of K (constraint directions) and, with a sliding contact, G
   // (force directions); b (velocity products).
-  bool symmetric = true;
-  for (const Tracked& tr : beta_) {
-    symmetric &= !(tr.active && tr.mode == ContactMode::Sliding && tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes);
-  }
   fast_K_.resize(nv, rows);
   if (!symmetric) fast_G_.resize(nv, rows);
   fast_b_.resize(rows);
@@ -459,8 +475,12 @@ bool TimeStepping::active_set_accelerations(const VectorX& v, VectorX& a, bool p
   // A λ = −(Kᵀ a0 + K̇ᵀq̇) with A = Kᵀ H⁻¹ G = (L⁻ᵀK)ᵀ D⁻¹ (L⁻ᵀG), as the
   // event-driven scheme's constrained dynamics: rank-one updates over the
   // dofs, each touching only the rows of the contacts on its bodies.
-  fast_Ka0_.noalias() = fast_K_.transpose() * fast_a0_;  // (as the product's temporary in −(Kᵀa0 + b))
-  fast_b_ = -(fast_Ka0_ + fast_b_);
+  if (fast_half_) {
+    fast_rates_ = fast_b_;  // (b = −(W y + K̇ᵀq̇) in symmetric_forces)
+  } else {
+    fast_Ka0_.noalias() = fast_K_.transpose() * fast_a0_;  // (as the product's temporary in −(Kᵀa0 + b))
+    fast_b_ = -(fast_Ka0_ + fast_b_);
+  }
   // Minimum-norm forces first; when only cones are violated, the friction
   // is redistributed in proportion to the normal forces (W⁻¹ of a
   // sticking contact's tangential rows ∝ its normal force: the forces of
@@ -472,7 +492,11 @@ bool TimeStepping::active_set_accelerations(const VectorX& v, VectorX& a, bool p
     if (fast_forces(symmetric) != Forces::Solved) return false;
     bool outside_cone = false;
     ContactSolution& s = fast_;
-    s.ddq = fast_a0_ + fast_x_;
+    if (fast_half_) {
+      s.ddq = fast_x_;
+    } else {
+      s.ddq = fast_a0_ + fast_x_;
+    }
     fast_Tddq_.noalias() = fast_T_.transpose() * s.ddq;
     s.zeta_dot = fast_Tddq_ + fast_Tdv_;
     s.lambda.setZero(nc);
