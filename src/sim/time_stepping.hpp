@@ -254,9 +254,11 @@ class TimeStepping final : public SchemeBase {
   int fast_shared_ = 0;
   bool fast_split_ = false;
   // metric_step() in the velocity projection (symplectic Euler rule): W, D⁻¹
-  // and A's factor left for the force solve at the same q (restore_inertia)
-  // over the same contacts' rows (their ids and row counts)
+  // and A's factor kept for the next force solve if it runs at the same q
+  // (restore_inertia) over the same contacts' rows (their ids and row counts)
   std::vector<std::uint64_t> fast_kept_ids_;
+  MatrixX fast_kept_W_, fast_kept_A_;
+  VectorX fast_kept_Dinv_;
   bool fast_kept_ = false;
   // active_set_accelerations() (symplectic Euler rule, symmetric rows):
   // fast_a0_ holds D⁻¹L⁻ᵀ(τ − C), fast_x_ q̈ itself, fast_rates_ K̇ᵀq̇

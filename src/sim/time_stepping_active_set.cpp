@@ -53,7 +53,6 @@ TimeStepping::Forces TimeStepping::fast_forces(bool symmetric) {
   const int rows = static_cast<int>(fast_K_.cols());
   if (symmetric && rows > nv && fully_constrained()) return Forces::Solved;
   if (symmetric) return symmetric_forces(contacts_) ? Forces::Solved : Forces::Unsolved;
-  fast_kept_ = false;  // (fast_Kt_, fast_A_ overwritten)
   fast_Kt_ = fast_K_.transpose();
   ltdl_solve_Lt_rows(m, data_, fast_Kt_);
   fast_Gt_ = fast_G_.transpose();
@@ -285,15 +284,21 @@ bool TimeStepping::symmetric_forces(const std::vector<Contact>& contacts) {
   const int ng = static_cast<int>(fast_group_.size()) - 1;
   // (the symplectic Euler rule: the velocity projection's factored A at this
   // q, for the same contacts' rows; see metric_step)
-  bool kept = fast_kept_ && ltdl_known_ && &contacts == &contacts_ &&
-              fast_kept_ids_.size() == 2 * static_cast<std::size_t>(ng) && fast_Kt_.rows() == rows;
+  bool kept = fast_kept_ && !output_solve_ && ltdl_known_ && &contacts == &contacts_ &&
+              fast_kept_ids_.size() == 2 * static_cast<std::size_t>(ng) && fast_kept_W_.rows() == rows;
   for (int g = 0; g < ng && kept; ++g) {
     const std::size_t k = static_cast<std::size_t>(g);
     kept = contacts[static_cast<std::size_t>(fast_group_contact_[k])].id == fast_kept_ids_[2 * k] &&
            static_cast<std::uint64_t>(fast_group_[k + 1] - fast_group_[k]) == fast_kept_ids_[2 * k + 1];
   }
-  fast_kept_ = false;
-  if (!kept && !factor_A(contacts)) return false;
+  if (!output_solve_) fast_kept_ = false;
+  if (kept) {
+    fast_Kt_ = fast_kept_W_;
+    fast_A_ = fast_kept_A_;
+    fast_Dinv_ = fast_kept_Dinv_;
+  } else if (!factor_A(contacts)) {
+    return false;
+  }
   const bool half = fast_half_ && &contacts == &contacts_;  // (fast_a0_ = y: see active_set_accelerations)
   if (half) {
     fast_Ka0_.noalias() = fast_Kt_ * fast_a0_;
@@ -387,6 +392,16 @@ bool TimeStepping::factor_A(const std::vector<Contact>& contacts) {
 // resting stack of cubes then solves a small linear system per step
 // instead of a degenerate LCP of 20 contacts × 8 cone directions.
 bool TimeStepping::active_set_accelerations(const VectorX& v, VectorX& a, bool predicted) {
+  // The velocity projection's factored A (fast_kept_) serves this solve at
+  // most, the first after it (at its q when ltdl_known_), and no later one.
+  // (An output's solve neither uses nor drops it: outputs never change a run.)
+  struct Drop {
+    bool& kept;
+    bool output;
+    ~Drop() {
+      if (!output) kept = false;
+    }
+  } drop{fast_kept_, output_solve_};
   if (!modes_known_) return false;
   const Model& m = model();
   const int nc = static_cast<int>(contacts_.size());

@@ -243,6 +243,9 @@ const VectorX& TimeStepping::metric_step(const std::vector<Contact>& act, const 
             fast_kept_ids_.push_back(act[k].id);
             fast_kept_ids_.push_back((*stick)[k] ? 3u : 1u);
           }
+          fast_kept_W_ = fast_Kt_;
+          fast_kept_A_ = fast_A_;
+          fast_kept_Dinv_ = fast_Dinv_;
           fast_kept_ = true;
         }
         return fast_x_;
