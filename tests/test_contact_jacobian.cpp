@@ -16,6 +16,9 @@
 #include <map>
 
 #include "algorithms/crba_placements.hpp"
+#include "algorithms/delassus_blocks.hpp"
+#include "plume/algorithms/cholesky.hpp"
+#include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/jacobians.hpp"
 #include "plume/algorithms/rnea.hpp"
 #include "plume/contact/contact_jacobian.hpp"
@@ -712,6 +715,82 @@ TEST(ContactKinematics, WorldFrameColumnsMatchTheOnePassJacobians) {
     EXPECT_TRUE(Tdv1 == Tdv);
     EXPECT_TRUE(Ddv1 == Ddv);
   });
+}
+
+TEST(ContactKinematics, DelassusByContactsIsTheDenseKtHinvK) {
+  // detail::delassus_lower (the time-stepping active-set solve's A = Kᵀ H⁻¹ K,
+  // contact by contact from W = (L⁻ᵀK)ᵀ) against the dense Kᵀ H⁻¹ K by an
+  // LDLᵀ of H, to 1e-12 relative; and with the floating base's dofs split
+  // off (summed for all rows at once) bit for bit the block-by-block sums.
+  // Contacts of one or three rows on random bodies (two on the same body,
+  // the trunk alone) with random columns on their support chains, on the
+  // quadruped, the humanoid and random free-floating trees.
+  std::vector<Model> models = {load_model("quadruped.urdf", urdf::RootJoint::FreeFlyer),
+                               load_model("humanoid.urdf", urdf::RootJoint::FreeFlyer)};
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) models.push_back(random_tree(seed, 9));
+  int split_cases = 0;
+  for (std::size_t mi = 0; mi < models.size(); ++mi) {
+    const Model& m = models[mi];
+    const int nv = m.nv();
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+      SCOPED_TRACE(::testing::Message() << "model " << mi << " seed " << seed);
+      std::mt19937_64 g(seed + 100 * mi);
+      Data d(m);
+      const VectorX q = random_configuration(m, seed);
+      crba(m, d, q);
+      ltdl(m, d);
+      // Contacts: bodies (the last one repeated, sometimes the root body), rows.
+      const int ng = 2 + static_cast<int>(g() % 4);
+      std::vector<int> body(static_cast<std::size_t>(ng)), group(1, 0);
+      for (int k = 0; k < ng; ++k) {
+        body[static_cast<std::size_t>(k)] = 1 + static_cast<int>(g() % static_cast<std::uint64_t>(m.nbodies() - 1));
+        if (k == ng - 1 && seed % 3 == 0) body[static_cast<std::size_t>(k)] = body[0];
+        if (k == ng - 1 && seed % 4 == 0) body[static_cast<std::size_t>(k)] = 1;
+        group.push_back(group.back() + (g() % 3 == 0 ? 1 : 3));
+      }
+      const int rows = group.back();
+      // Support chains (descending) and random K columns on them.
+      std::vector<int> chains(static_cast<std::size_t>(ng * nv)), size(static_cast<std::size_t>(ng)), count(static_cast<std::size_t>(nv), 0);
+      MatrixX K = MatrixX::Zero(nv, rows);
+      for (int k = 0; k < ng; ++k) {
+        std::vector<bool> on(static_cast<std::size_t>(nv), false);
+        for (int i = body[static_cast<std::size_t>(k)]; i > 0; i = m.parent(i)) {
+          for (int c = 0; c < m.joint(i).nv; ++c) on[static_cast<std::size_t>(m.joint(i).v_index + c)] = true;
+        }
+        int n = 0;
+        for (int dof = nv - 1; dof >= 0; --dof) {
+          if (!on[static_cast<std::size_t>(dof)]) continue;
+          chains[static_cast<std::size_t>(k * nv + n++)] = dof;
+          ++count[static_cast<std::size_t>(dof)];
+          for (int r = group[static_cast<std::size_t>(k)]; r < group[static_cast<std::size_t>(k) + 1]; ++r) K(dof, r) = uniform(g, -1.0, 1.0);
+        }
+        size[static_cast<std::size_t>(k)] = n;
+      }
+      // The dofs every chain holds, when they lie below every other chain dof.
+      int shared = 0;
+      while (shared < nv && count[static_cast<std::size_t>(shared)] == ng) ++shared;
+      for (int dof = shared; dof < nv; ++dof) {
+        if (count[static_cast<std::size_t>(dof)] == ng) shared = 0;
+      }
+      if (shared > 0) ++split_cases;
+      MatrixX Wt = K.transpose();  // rows × nv: dof d's entries contiguous
+      ltdl_solve_Lt_rows(m, d, Wt);
+      VectorX dinv(nv);
+      for (int i = 0; i < nv; ++i) dinv(i) = 1.0 / d.LD(i, i);
+      MatrixX A0 = MatrixX::Constant(rows, rows, 7.0), A1 = A0;
+      detail::delassus_lower(ng, group.data(), chains.data(), size.data(), nv, 0, Wt.data(), dinv.data(), A0.data());
+      detail::delassus_lower(ng, group.data(), chains.data(), size.data(), nv, shared, Wt.data(), dinv.data(), A1.data());
+      const MatrixX dense = K.transpose() * d.H.ldlt().solve(K);
+      const double scale = dense.cwiseAbs().maxCoeff();
+      for (int j = 0; j < rows; ++j) {
+        for (int i = j; i < rows; ++i) {
+          EXPECT_LE(std::abs(A0(i, j) - dense(i, j)), 1e-12 * scale) << i << ", " << j;
+          EXPECT_EQ(A1(i, j), A0(i, j)) << i << ", " << j;
+        }
+      }
+    }
+  }
+  EXPECT_GT(split_cases, 20);
 }
 
 TEST(ContactKinematics, NoAllocationOnceOutputsAreSized) {

@@ -164,6 +164,7 @@ class TimeStepping final : public SchemeBase {
   Forces fast_forces(bool symmetric);
   // (the rows of fast_K_ grouped by fast_group_, contact k of group g = contacts[fast_group_contact_[g]])
   bool symmetric_forces(const std::vector<Contact>& contacts);
+  bool factor_A(const std::vector<Contact>& contacts);  // (symmetric_forces: W, D⁻¹, A's factor)
   void add_A_blocks(int ng, int rows, const double* W);
   void support_chains(const std::vector<Contact>& contacts, int ng, int rows, const double* W);
 
@@ -255,6 +256,17 @@ class TimeStepping final : public SchemeBase {
   std::vector<int> fast_mark_, fast_count_, fast_sig_;  // (support_chains(): the contacts it last saw)
   int fast_shared_ = 0;
   bool fast_split_ = false;
+  // metric_step() in the velocity projection (symplectic Euler rule): W, D⁻¹
+  // and A's factor kept for the next force solve if it runs at the same q
+  // (restore_inertia) over the same contacts' rows (their ids and row counts)
+  std::vector<std::uint64_t> fast_kept_ids_;
+  MatrixX fast_kept_W_, fast_kept_A_;
+  VectorX fast_kept_Dinv_;
+  bool fast_kept_ = false;
+  // active_set_accelerations() (symplectic Euler rule, symmetric rows):
+  // fast_a0_ holds D⁻¹L⁻ᵀ(τ − C), fast_x_ q̈ itself, fast_rates_ K̇ᵀq̇
+  bool fast_half_ = false;
+  VectorX fast_rates_;
   VectorX fast_a0_, fast_Tdv_, fast_Ddv_, fast_b_, fast_lambda_, fast_Dinv_, fast_x_, fast_Ka0_, fast_Tddq_;
 
   // project()'s velocity projection -> the next force solve at the same q

@@ -10,20 +10,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "algorithms/delassus_blocks.hpp"
 #include "plume/algorithms/cholesky.hpp"
 #include "plume/algorithms/crba.hpp"
 #include "plume/algorithms/rnea.hpp"
 #include "plume/contact/contact_jacobian.hpp"
 
 namespace plume::detail {
-
-// The loops below run over a contact's three rows or a few dofs:
-// vectorised, they would spend more on their prologue and epilogue.
-#if defined(__GNUC__) && !defined(__clang__)
-#define PLUME_SCALAR_LOOPS __attribute__((optimize("no-tree-vectorize")))
-#else
-#define PLUME_SCALAR_LOOPS
-#endif
 
 // More constraint rows than dofs (a stack: every cube held by its faces'
 // corners, three rows each): when K (nv × rows, fast_K_)
@@ -143,59 +136,10 @@ void solve_Lt_shared(const Model& m, const RowMatrixX& LD, int last, double* W, 
 
 }  // namespace
 
-// Block (a, b) of A = W D⁻¹ Wᵀ (a's rows × b's, the lower triangle when
-// a = b) over the dofs `chain` (a's support, descending; b's rows are zero
-// outside theirs), each entry summed from +0 over the dofs in ascending
-// order as (w_j d⁻¹) w_i: 3 × 3 blocks in registers.
-template <int NA, int NB, bool diagonal>
-PLUME_SCALAR_LOOPS void A_block(const int* chain, int nc, const double* W, Eigen::Index stride, const double* dinv,
-                                int ra, int rb, double* A) {
-  double B[NA][NB] = {};
-  for (int c = nc - 1; c >= 0; --c) {
-    const int d = chain[c];
-    const double* w = W + d * stride;
-    if (!diagonal) {  // (b's rows are zero outside its own chain)
-      bool zero = true;
-      for (int j = 0; j < NB; ++j) zero &= w[rb + j] == 0.0;
-      if (zero) continue;
-    }
-    for (int j = 0; j < NB; ++j) {
-      const double wj = w[rb + j] * dinv[d];
-      for (int i = diagonal ? j : 0; i < NA; ++i) B[i][j] += wj * w[ra + i];
-    }
-  }
-  for (int j = 0; j < NB; ++j) {
-    for (int i = diagonal ? j : 0; i < NA; ++i) A[(rb + j) * stride + ra + i] = B[i][j];
-  }
-}
-
 void TimeStepping::add_A_blocks(int ng, int rows, const double* W) {
-  const int nv = model().nv();
-  double* A = fast_A_.data();
-  const double* dinv = fast_Dinv_.data();
-  for (int a = 0; a < ng; ++a) {
-    const int ra = fast_group_[static_cast<std::size_t>(a)], na = fast_group_[static_cast<std::size_t>(a) + 1] - ra;
-    const int* chain = fast_chain_.data() + static_cast<std::size_t>(a) * static_cast<std::size_t>(nv);
-    const int nc = fast_chain_size_[static_cast<std::size_t>(a)];
-    for (int b = 0; b <= a; ++b) {
-      const int rb = fast_group_[static_cast<std::size_t>(b)], nb = fast_group_[static_cast<std::size_t>(b) + 1] - rb;
-      if (a == b) {
-        if (na == 3) {
-          A_block<3, 3, true>(chain, nc, W, rows, dinv, ra, rb, A);
-        } else {
-          A_block<1, 1, true>(chain, nc, W, rows, dinv, ra, rb, A);
-        }
-      } else if (na == 3 && nb == 3) {
-        A_block<3, 3, false>(chain, nc, W, rows, dinv, ra, rb, A);
-      } else if (na == 3) {
-        A_block<3, 1, false>(chain, nc, W, rows, dinv, ra, rb, A);
-      } else if (nb == 3) {
-        A_block<1, 3, false>(chain, nc, W, rows, dinv, ra, rb, A);
-      } else {
-        A_block<1, 1, false>(chain, nc, W, rows, dinv, ra, rb, A);
-      }
-    }
-  }
+  (void)rows;  // (fast_group_[ng])
+  delassus_lower(ng, fast_group_.data(), fast_chain_.data(), fast_chain_size_.data(), model().nv(),
+                 fast_split_ ? fast_shared_ : 0, W, fast_Dinv_.data(), fast_A_.data());
 }
 
 namespace {
@@ -336,6 +280,57 @@ void TimeStepping::support_chains(const std::vector<Contact>& contacts, int ng, 
 // is not positive (rounding on dependent rows: the LCP decides).
 bool TimeStepping::symmetric_forces(const std::vector<Contact>& contacts) {
   const Model& m = model();
+  const int rows = static_cast<int>(fast_K_.cols());
+  const int ng = static_cast<int>(fast_group_.size()) - 1;
+  // (the symplectic Euler rule: the velocity projection's factored A at this
+  // q, for the same contacts' rows; see metric_step)
+  bool kept = fast_kept_ && !output_solve_ && ltdl_known_ && &contacts == &contacts_ &&
+              fast_kept_ids_.size() == 2 * static_cast<std::size_t>(ng) && fast_kept_W_.rows() == rows;
+  for (int g = 0; g < ng && kept; ++g) {
+    const std::size_t k = static_cast<std::size_t>(g);
+    kept = contacts[static_cast<std::size_t>(fast_group_contact_[k])].id == fast_kept_ids_[2 * k] &&
+           static_cast<std::uint64_t>(fast_group_[k + 1] - fast_group_[k]) == fast_kept_ids_[2 * k + 1];
+  }
+  if (!output_solve_) fast_kept_ = false;
+  if (kept) {
+    fast_Kt_ = fast_kept_W_;
+    fast_A_ = fast_kept_A_;
+    fast_Dinv_ = fast_kept_Dinv_;
+  } else if (!factor_A(contacts)) {
+    return false;
+  }
+  const bool half = fast_half_ && &contacts == &contacts_;  // (fast_a0_ = y: see active_set_accelerations)
+  if (half) {
+    fast_Ka0_.noalias() = fast_Kt_ * fast_a0_;
+    fast_b_ = -(fast_Ka0_ + fast_rates_);
+  }
+  double* A = fast_A_.data();
+  fast_lambda_ = fast_b_;
+  double* x = fast_lambda_.data();
+  for (int k = 0; k < rows; ++k) {
+    const double* ck = A + k * rows;
+    x[k] /= ck[k];
+    const double xk = x[k];
+    for (int i = k + 1; i < rows; ++i) x[i] -= ck[i] * xk;
+  }
+  for (int k = rows - 1; k >= 0; --k) {
+    const double* ck = A + k * rows;
+    double sum = x[k];
+    for (int i = k + 1; i < rows; ++i) sum -= ck[i] * x[i];
+    x[k] = sum / ck[k];
+  }
+  // q̈ = a0 + H⁻¹ K λ = a0 + L⁻¹ D⁻¹ W ᵀλ
+  fast_x_.noalias() = fast_Kt_.transpose() * fast_lambda_;
+  fast_x_.array() *= fast_Dinv_.array();
+  if (half) fast_x_ += fast_a0_;  // (q̈ itself)
+  ltdl_solve_L(m, data_, fast_x_);
+  return true;
+}
+
+// symmetric_forces(): W, D⁻¹ and the Cholesky factor of the regularised A
+// (fast_Kt_, fast_Dinv_, fast_A_). False when a pivot is not positive.
+bool TimeStepping::factor_A(const std::vector<Contact>& contacts) {
+  const Model& m = model();
   const int nv = m.nv();
   const int rows = static_cast<int>(fast_K_.cols());
   const int ng = static_cast<int>(fast_group_.size()) - 1;
@@ -384,26 +379,7 @@ bool TimeStepping::symmetric_forces(const std::vector<Contact>& contacts) {
   for (int i = 0; i < rows; ++i) amax = std::max(amax, std::abs(A[i * rows + i]));
   const double delta = 1e-12 * amax;
   for (int i = 0; i < rows; ++i) A[i * rows + i] += delta * (1.0 / fast_winv_(i));
-  if (!cholesky_in_order(A, rows)) return false;
-  fast_lambda_ = fast_b_;
-  double* x = fast_lambda_.data();
-  for (int k = 0; k < rows; ++k) {
-    const double* ck = A + k * rows;
-    x[k] /= ck[k];
-    const double xk = x[k];
-    for (int i = k + 1; i < rows; ++i) x[i] -= ck[i] * xk;
-  }
-  for (int k = rows - 1; k >= 0; --k) {
-    const double* ck = A + k * rows;
-    double sum = x[k];
-    for (int i = k + 1; i < rows; ++i) sum -= ck[i] * x[i];
-    x[k] = sum / ck[k];
-  }
-  // q̈ = a0 + H⁻¹ K λ = a0 + L⁻¹ D⁻¹ W ᵀλ
-  fast_x_.noalias() = fast_Kt_.transpose() * fast_lambda_;
-  fast_x_.array() *= fast_Dinv_.array();
-  ltdl_solve_L(m, data_, fast_x_);
-  return true;
+  return cholesky_in_order(A, rows);
 }
 
 // The force LCP's answer when β's modes are known from the last solve and
@@ -416,6 +392,16 @@ bool TimeStepping::symmetric_forces(const std::vector<Contact>& contacts) {
 // resting stack of cubes then solves a small linear system per step
 // instead of a degenerate LCP of 20 contacts × 8 cone directions.
 bool TimeStepping::active_set_accelerations(const VectorX& v, VectorX& a, bool predicted) {
+  // The velocity projection's factored A (fast_kept_) serves this solve at
+  // most, the first after it (at its q when ltdl_known_), and no later one.
+  // (An output's solve neither uses nor drops it: outputs never change a run.)
+  struct Drop {
+    bool& kept;
+    bool output;
+    ~Drop() {
+      if (!output) kept = false;
+    }
+  } drop{fast_kept_, output_solve_};
   if (!modes_known_) return false;
   const Model& m = model();
   const int nc = static_cast<int>(contacts_.size());
@@ -434,7 +420,21 @@ bool TimeStepping::active_set_accelerations(const VectorX& v, VectorX& a, bool p
   // factorisation (independent bodies: block-diagonal, no fill-in).
   if (!ltdl_known_) unchecked::ltdl(m, data_);
   fast_a0_ = tau_applied_ - unchecked::bias_forces_after_crba(m, data_, v);
-  ltdl_solve(m, data_, fast_a0_);
+  // The symplectic Euler rule's symmetric rows solve (no sliding contact,
+  // not more rows than dofs) keeps y = D⁻¹L⁻ᵀ(τ − C) in fast_a0_: Kᵀa0 =
+  // Wᵀ... = W y and q̈ = L⁻¹(y + D⁻¹Wᵀλ) then take one L⁻¹ pass instead of
+  // two (symmetric_forces; the same up to rounding).
+  bool symmetric = true;
+  for (const Tracked& tr : beta_) {
+    symmetric &= !(tr.active && tr.mode == ContactMode::Sliding && tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes);
+  }
+  fast_half_ = opt_.time_stepping_rule == TimeSteppingRule::SymplecticEuler && symmetric && rows <= nv;
+  if (fast_half_) {
+    ltdl_solve_Lt(m, data_, Eigen::Map<MatrixX>(fast_a0_.data(), nv, 1));
+    for (int i = 0; i < nv; ++i) fast_a0_[i] /= data_.LD(i, i);
+  } else {
+    ltdl_solve(m, data_, fast_a0_);
+  }
   fast_T_.resize(nv, nc);
   fast_Tdv_.resize(nc);
   fast_D_.resize(nv, 2 * nc);
@@ -447,10 +447,6 @@ bool TimeStepping::active_set_accelerations(const VectorX& v, VectorX& a, bool p
   }
   // Columns of K (constraint directions) and, with a sliding contact, G
   // (force directions); b (velocity products).
-  bool symmetric = true;
-  for (const Tracked& tr : beta_) {
-    symmetric &= !(tr.active && tr.mode == ContactMode::Sliding && tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes);
-  }
   fast_K_.resize(nv, rows);
   if (!symmetric) fast_G_.resize(nv, rows);
   fast_b_.resize(rows);
@@ -494,8 +490,12 @@ bool TimeStepping::active_set_accelerations(const VectorX& v, VectorX& a, bool p
   // A λ = −(Kᵀ a0 + K̇ᵀq̇) with A = Kᵀ H⁻¹ G = (L⁻ᵀK)ᵀ D⁻¹ (L⁻ᵀG), as the
   // event-driven scheme's constrained dynamics: rank-one updates over the
   // dofs, each touching only the rows of the contacts on its bodies.
-  fast_Ka0_.noalias() = fast_K_.transpose() * fast_a0_;  // (as the product's temporary in −(Kᵀa0 + b))
-  fast_b_ = -(fast_Ka0_ + fast_b_);
+  if (fast_half_) {
+    fast_rates_ = fast_b_;  // (b = −(W y + K̇ᵀq̇) in symmetric_forces)
+  } else {
+    fast_Ka0_.noalias() = fast_K_.transpose() * fast_a0_;  // (as the product's temporary in −(Kᵀa0 + b))
+    fast_b_ = -(fast_Ka0_ + fast_b_);
+  }
   // Minimum-norm forces first; when only cones are violated, the friction
   // is redistributed in proportion to the normal forces (W⁻¹ of a
   // sticking contact's tangential rows ∝ its normal force: the forces of
@@ -507,7 +507,11 @@ bool TimeStepping::active_set_accelerations(const VectorX& v, VectorX& a, bool p
     if (fast_forces(symmetric) != Forces::Solved) return false;
     bool outside_cone = false;
     ContactSolution& s = fast_;
-    s.ddq = fast_a0_ + fast_x_;
+    if (fast_half_) {
+      s.ddq = fast_x_;
+    } else {
+      s.ddq = fast_a0_ + fast_x_;
+    }
     fast_Tddq_.noalias() = fast_T_.transpose() * s.ddq;
     s.zeta_dot = fast_Tddq_ + fast_Tdv_;
     s.lambda.setZero(nc);

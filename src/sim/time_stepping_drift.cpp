@@ -186,8 +186,9 @@ bool TimeStepping::project(bool placed) {
     v_ += metric_step(act, &proj_stick_);
     changed = true;
     // The placements and velocities of (q_, v_) for the energy guard and
-    // impacts() (one pass here instead of one in each).
-    unchecked::forward_kinematics(m, data_, q_, v_);
+    // impacts() (one pass here instead of one in each): the placements are
+    // crba_placements' at q_, the velocities those of the projected v_.
+    unchecked::forward_kinematics_velocities(m, data_, v_);
   }
   if (changed) ++stats_.projections;
   // (the symplectic Euler rule only: the touching contacts impacts() sees come
@@ -231,7 +232,24 @@ const VectorX& TimeStepping::metric_step(const std::vector<Contact>& act, const 
       fast_K_ = proj_K_;
       fast_b_ = proj_phi_;
       fast_winv_.setOnes(rows);
-      if (symmetric_forces(act)) return fast_x_;
+      if (symmetric_forces(act)) {
+        // The velocity projection's A (the held contacts' rows at q_, H as
+        // keep_inertia kept it) is the next force solve's when β's active
+        // rows are these: it solves with this factor (K from the projection's
+        // Jacobians: the same up to rounding).
+        if (stick) {
+          fast_kept_ids_.clear();
+          for (std::size_t k = 0; k < act.size(); ++k) {
+            fast_kept_ids_.push_back(act[k].id);
+            fast_kept_ids_.push_back((*stick)[k] ? 3u : 1u);
+          }
+          fast_kept_W_ = fast_Kt_;
+          fast_kept_A_ = fast_A_;
+          fast_kept_Dinv_ = fast_Dinv_;
+          fast_kept_ = true;
+        }
+        return fast_x_;
+      }
     }
   }
   return hmetric_.solve(m, data_, proj_K_, proj_phi_);
