@@ -10,18 +10,11 @@
 
 #include "plume/error.hpp"
 #include "plume/spatial.hpp"
+#include "algorithms/scalar_loops.hpp"
 
 namespace plume {
 
 namespace {
-
-// The runs are short (a few dofs): vectorised loops would spend more on their
-// prologue and epilogue than on the arithmetic.
-#if defined(__GNUC__) && !defined(__clang__)
-#define PLUME_SCALAR_LOOPS __attribute__((optimize("no-tree-vectorize")))
-#else
-#define PLUME_SCALAR_LOOPS
-#endif
 
 // y[j] -= a x[j] for every j in the ancestors of k, k included.
 PLUME_SCALAR_LOOPS PLUME_INLINE void axpy_ancestors(const Model& model, int k, double a, const double* x, double* y) {

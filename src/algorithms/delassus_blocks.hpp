@@ -6,16 +6,9 @@
 // time-stepping scheme's active-set solve (symmetric_forces) and its
 // projections.
 #include <Eigen/Core>
+#include "algorithms/scalar_loops.hpp"
 
 namespace plume::detail {
-
-// The loops below run over a contact's three rows or a few dofs:
-// vectorised, they would spend more on their prologue and epilogue.
-#if defined(__GNUC__) && !defined(__clang__)
-#define PLUME_SCALAR_LOOPS __attribute__((optimize("no-tree-vectorize")))
-#else
-#define PLUME_SCALAR_LOOPS
-#endif
 
 namespace delassus {
 

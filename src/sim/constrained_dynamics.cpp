@@ -13,16 +13,9 @@
 #include "plume/configuration.hpp"
 #include "plume/contact/contact_jacobian.hpp"
 #include "sim/event_driven.hpp"
+#include "algorithms/scalar_loops.hpp"
 
 namespace plume::detail {
-
-// The loops over constraint rows are short (a few to a few tens):
-// vectorised, they would spend more on their prologue and epilogue.
-#if defined(__GNUC__) && !defined(__clang__)
-#define PLUME_SCALAR_LOOPS __attribute__((optimize("no-tree-vectorize")))
-#else
-#define PLUME_SCALAR_LOOPS
-#endif
 
 namespace {
 constexpr int kReducedRows = 36;  // constraint rows from which dynamics_full solves in the nv-space
