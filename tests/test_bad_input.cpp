@@ -560,7 +560,8 @@ TEST(BadInput, InconsistentContactInASimulation) {
   const std::string world = s.write(
       "painleve.xml", "<world>\n<model name=\"rod\" urdf=\"" + model("rod.urdf") +
                           "\" root=\"planar\"><state q=\"0 0.7071067811865476 0.7853981633974483\" v=\"-2 0 0\"/></model>\n"
-                          "<ground/><contact mu=\"2\" restitution=\"0\"/><simulate duration=\"1\"/></world>\n");
+                          "<ground/><contact mu=\"2\" restitution=\"0\"/>"
+                          "<simulate duration=\"1\" fallback_duration=\"0\"/></world>\n");
   const std::string out = (s.dir() / "out").string();
   const CliRun r = run_cli(s, {"simulate", world, "--out", out, "--no-plots"});
   // In words, the contacts by name, no solver internals (issue 16).
@@ -570,6 +571,18 @@ TEST(BadInput, InconsistentContactInASimulation) {
   EXPECT_EQ(j["status"], "contact_failure");
   EXPECT_EQ(j["finished"], false);
   EXPECT_GE(lines_of(slurp(fs::path(out) / "trajectory.csv")).size(), 2u) << "header and the initial state";
+
+  // With the velocity-level fallback (the default) the sliding end jams: a
+  // tangential impact at t = 0, and the run goes on.
+  const std::string jams = s.write(
+      "jams.xml", "<world>\n<model name=\"rod\" urdf=\"" + model("rod.urdf") +
+                      "\" root=\"planar\"><state q=\"0 0.7071067811865476 0.7853981633974483\" v=\"-2 0 0\"/></model>\n"
+                      "<ground/><contact mu=\"2\" restitution=\"0\"/><simulate duration=\"0.2\"/></world>\n");
+  const CliRun jam = run_cli(s, {"simulate", jams, "--out", out, "--no-plots"});
+  EXPECT_EQ(jam.status, 0) << jam.err;
+  const std::vector<std::string> events = lines_of(slurp(fs::path(out) / "events.csv"));
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_EQ(events[1].rfind("0,impact,ground|rod/end_left", 0), 0u) << events[1];
 
   // Below the threshold (μ = 1) the same rod slides and falls normally.
   const std::string fine = s.write(

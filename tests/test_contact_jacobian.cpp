@@ -292,6 +292,37 @@ EnvironmentShape tilted_ground() { return ground_plane("ground", Vec3(0.1, -0.2,
 
 }  // namespace
 
+// The cone's directions against cos/sin of 2πj/k, with the exact values the
+// contact LCPs rely on: a planar model's contact cannot move along t2, and
+// cos(π/2) = 6e-17 left a column of rounding there that Lemke's scaling blew
+// up into a false "proved infeasible" (a sliding rod's end that sticks).
+TEST(ConeDirection, QuarterTurnsAreExact) {
+  for (int k : {4, 5, 6, 7, 8, 12, 16}) {
+    for (int j = 0; j < k; ++j) {
+      const double th = 2.0 * 3.14159265358979323846 * j / k;
+      const Eigen::Vector2d cs = cone_direction(k, j);
+      EXPECT_NEAR(cs(0), std::cos(th), 1e-15) << k << " " << j;
+      EXPECT_NEAR(cs(1), std::sin(th), 1e-15) << k << " " << j;
+      EXPECT_NEAR(cs.norm(), 1.0, 1e-15);
+      if ((4 * j) % k == 0) {
+        EXPECT_EQ(cs(0) * cs(1), 0.0) << k << " " << j;
+        EXPECT_EQ(std::abs(cs(0)) + std::abs(cs(1)), 1.0) << k << " " << j;
+      }
+      EXPECT_EQ(cone_direction(k, j + k), cs);
+    }
+  }
+  EXPECT_THROW(cone_direction(0, 0), ArgumentError);
+  // contact_tangents uses them: direction 2 of 8 is t2 itself.
+  Contact c;
+  c.normal = Vec3(0.0, 0.0, 1.0);
+  Matrix3X D(3, 8);
+  contact_tangents({c}, 8, D);
+  Vec3 t1, t2;
+  tangent_basis(c.normal, t1, t2);
+  EXPECT_EQ(Vec3(D.col(2)), t2);
+  EXPECT_EQ(Vec3(D.col(4)), Vec3(-t1));
+}
+
 TEST(ContactKinematics, PlaneAgainstEveryShape) {
   FdStats all;
   const std::vector<PairScenario> scenarios = {

@@ -165,8 +165,8 @@ void check_contacts(const Model& model, const std::vector<Contact>& contacts) {
 // Direction j of `directions` from the tangents (and the same for the rates).
 Vec3 direction(int directions, int j, const Vec3& t1, const Vec3& t2) {
   if (directions == 2) return j == 0 ? t1 : t2;
-  const double th = 2.0 * kPi * j / directions;
-  return std::cos(th) * t1 + std::sin(th) * t2;
+  const Eigen::Vector2d cs = cone_direction(directions, j);
+  return cs(0) * t1 + cs(1) * t2;
 }
 
 void check_size(Eigen::Index rows, Eigen::Index cols, Eigen::Index want_rows, Eigen::Index want_cols,
@@ -190,6 +190,22 @@ void frisvad(const Vec3& n, const Vec3& nd, Vec3& t1, Vec3& t2, Vec3& t1d, Vec3&
 }
 
 }  // namespace
+
+Eigen::Vector2d cone_direction(int k, int j) {
+  if (k < 1) throw ArgumentError("cone_direction: the number of directions k must be at least 1, got " + std::to_string(k));
+  j %= k;
+  if (j < 0) j += k;
+  if ((4 * j) % k == 0) {
+    switch ((4 * j) / k) {
+      case 0: return {1.0, 0.0};
+      case 1: return {0.0, 1.0};
+      case 2: return {-1.0, 0.0};
+      default: return {0.0, -1.0};
+    }
+  }
+  const double th = 2.0 * kPi * j / k;
+  return {std::cos(th), std::sin(th)};
+}
 
 void tangent_basis(const Vec3& n, const Vec3& ndot, Vec3& t1, Vec3& t2, Vec3& t1dot, Vec3& t2dot) {
   if (n.z() >= -0.5) {

@@ -43,11 +43,7 @@ void apply_Hinv(const Model& model, const Data& data, const Eigen::Ref<const Mat
 // The polyhedral cone's k directions d_j = c_j t1 + s_j t2: c_j = cos θ_j
 // and s_j = sin θ_j (θ_j = 2πj/k) in rows 0 and 1 of `dirs`.
 void cone_cosines(int k, Matrix3X& dirs) {
-  for (int j = 0; j < k; ++j) {
-    const double th = 2.0 * kPi * j / k;
-    dirs(0, j) = std::cos(th);
-    dirs(1, j) = std::sin(th);
-  }
+  for (int j = 0; j < k; ++j) dirs.block<2, 1>(0, j) = cone_direction(k, j);
 }
 
 // One contact's friction in the (t1, t2) basis from its k cone forces

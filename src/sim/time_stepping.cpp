@@ -109,9 +109,13 @@ bool TimeStepping::advance(double until, SimulationResult& result) {
       double h_stick = kInf;
       outcome = attempt(h, stick_landing, q1, v1, h_stick);
       if (outcome == Outcome::Accepted) break;
-      // Cut only by motion slower than zeno_speed: the step is taken whole
-      // at the velocity level (time_stepping_rest.cpp).
-      if (!rest_tried && !stick_landing && slow_failure(outcome)) {
+      // Cut only by motion slower than zeno_speed, or by a slide that
+      // reverses sooner than min_step (a contact creeping at nm/s while a
+      // faster one reverses too, so slow_failure() does not hold): the step
+      // is taken whole at the velocity level (time_stepping_rest.cpp),
+      // whose LCP decides stick and slip itself.
+      const bool unreachable_stick = outcome == Outcome::Stick && h_stick < opt_.min_step;
+      if (!rest_tried && (unreachable_stick || (!stick_landing && slow_failure(outcome)))) {
         rest_tried = true;
         const double h_whole = h;
         if (rest_step(h, q1, v1)) {

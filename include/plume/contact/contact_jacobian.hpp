@@ -73,6 +73,14 @@ void tangent_basis(const Vec3& n, const Vec3& ndot, Vec3& t1, Vec3& t2, Vec3& t1
 /// @throws ArgumentError on directions ∉ {2, 4, 5, …} or a wrong output size.
 void contact_tangents(const std::vector<Contact>& contacts, int directions, Eigen::Ref<Matrix3X> D);
 
+/// (cos, sin) of the polyhedral cone's direction j of k, 2πj/k, with quarter
+/// turns exactly 0 and ±1: a direction along t2 has no rounding part along
+/// t1, which on a planar model (t2 immobile) Lemke's scaling would blow up.
+/// (Other opposite pairs are left as cos/sin round them: made exact
+/// negatives, their ties defeated the kept-basis repair.)
+/// @throws ArgumentError on k < 1.
+Eigen::Vector2d cone_direction(int k, int j);
+
 /// The tangential counterpart of contact_jacobian(): D (nv × directions·nc),
 /// column (i, j) = (J_b(p_b)ᵀ − J_a(p_a)ᵀ) d_ij, the Jacobian of the sliding
 /// velocity d_ijᵀ(u_b(p_b) − u_a(p_a)), and Ddot_v (directions·nc), its rate
