@@ -555,13 +555,21 @@ TEST(BadInput, InfeasibleContactSolver) {
 // left at 2 m/s with μ = 2, above the paradox's μ > (1 + 3cos²θ)/(3 sinθ cosθ)
 // = 5/3: the frictional force LCP has no solution (a Farkas certificate).
 // The run stops at t = 0 with status contact_failure and says why.
+namespace {
+
+// The rod at 45° sliding left at 2 m/s with its left end on the floor.
+std::string sliding_rod_world(const std::string& mu, const std::string& simulate_attributes) {
+  return "<world>\n<model name=\"rod\" urdf=\"" + model("rod.urdf") +
+         "\" root=\"planar\"><state q=\"0 0.7071067811865476 0.7853981633974483\" v=\"-2 0 0\"/></model>\n"
+         "<ground/><contact mu=\"" + mu + "\" restitution=\"0\"/><simulate " + simulate_attributes + "/></world>\n";
+}
+
+}  // namespace
+
 TEST(BadInput, InconsistentContactInASimulation) {
   Scratch s;
-  const std::string world = s.write(
-      "painleve.xml", "<world>\n<model name=\"rod\" urdf=\"" + model("rod.urdf") +
-                          "\" root=\"planar\"><state q=\"0 0.7071067811865476 0.7853981633974483\" v=\"-2 0 0\"/></model>\n"
-                          "<ground/><contact mu=\"2\" restitution=\"0\"/>"
-                          "<simulate duration=\"1\" fallback_duration=\"0\"/></world>\n");
+  const std::string world =
+      s.write("painleve.xml", sliding_rod_world("2", "duration=\"1\" fallback_duration=\"0\""));
   const std::string out = (s.dir() / "out").string();
   const CliRun r = run_cli(s, {"simulate", world, "--out", out, "--no-plots"});
   // In words, the contacts by name, no solver internals (issue 16).
@@ -574,10 +582,7 @@ TEST(BadInput, InconsistentContactInASimulation) {
 
   // With the velocity-level fallback (the default) the sliding end jams: a
   // tangential impact at t = 0, and the run goes on.
-  const std::string jams = s.write(
-      "jams.xml", "<world>\n<model name=\"rod\" urdf=\"" + model("rod.urdf") +
-                      "\" root=\"planar\"><state q=\"0 0.7071067811865476 0.7853981633974483\" v=\"-2 0 0\"/></model>\n"
-                      "<ground/><contact mu=\"2\" restitution=\"0\"/><simulate duration=\"0.2\"/></world>\n");
+  const std::string jams = s.write("jams.xml", sliding_rod_world("2", "duration=\"0.2\""));
   const CliRun jam = run_cli(s, {"simulate", jams, "--out", out, "--no-plots"});
   EXPECT_EQ(jam.status, 0) << jam.err;
   const std::vector<std::string> events = lines_of(slurp(fs::path(out) / "events.csv"));
@@ -585,10 +590,7 @@ TEST(BadInput, InconsistentContactInASimulation) {
   EXPECT_EQ(events[1].rfind("0,impact,ground|rod/end_left", 0), 0u) << events[1];
 
   // Below the threshold (μ = 1) the same rod slides and falls normally.
-  const std::string fine = s.write(
-      "fine.xml", "<world>\n<model name=\"rod\" urdf=\"" + model("rod.urdf") +
-                      "\" root=\"planar\"><state q=\"0 0.7071067811865476 0.7853981633974483\" v=\"-2 0 0\"/></model>\n"
-                      "<ground/><contact mu=\"1\" restitution=\"0\"/><simulate duration=\"0.2\"/></world>\n");
+  const std::string fine = s.write("fine.xml", sliding_rod_world("1", "duration=\"0.2\""));
   const CliRun ok = run_cli(s, {"simulate", fine, "--out", out, "--no-plots"});
   EXPECT_EQ(ok.status, 0) << ok.err;
 }
