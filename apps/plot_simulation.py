@@ -75,9 +75,14 @@ class Run:
         self.times = [num(r["time"]) for r in self.trajectory]
         self.coordinates = self.summary.get("coordinates") or {}
         self.impacts = [r for r in self.events if r.get("kind") == "impact"]
-        # Lift-offs: times where a contact (not a joint limit) was lost.
-        self.liftoffs = sorted({num(r["time"]) for r in self.events if r.get("kind") == "contact_loss"
-                                and not r.get("contact", "").startswith("limit:")})
+        # Impacts and lift-offs (a contact, not a joint limit, lost): one mark per
+        # 1/800 of the run (about a pixel), so a burst of events (a body rocking on two corners,
+        # hundreds in a few ms) is a readable band of lines, not a black smear.
+        span = max(self.times[-1] - self.times[0], 0.0) if self.times else 0.0
+        gap = span / 800.0
+        self.impact_times = thinned(sorted({num(r["time"]) for r in self.events if r.get("kind") == "impact"}), gap)
+        self.liftoffs = thinned(sorted({num(r["time"]) for r in self.events if r.get("kind") == "contact_loss"
+                                        and not r.get("contact", "").startswith("limit:")}), gap)
         # Fallback windows: each lasts fallback_time / fallbacks (the runs' fallback_duration).
         starts = sorted({num(r["time"]) for r in self.events if r.get("kind") == "fallback"})
         count, spent = self.summary.get("fallbacks") or 0, self.summary.get("fallback_time") or 0.0
@@ -90,7 +95,7 @@ class Run:
 
     def marks(self):
         """The event marks drawn on every time axis (for the plume:axes text chunk)."""
-        return {"impact": sorted({num(r["time"]) for r in self.impacts})[:MAX_IMPACT_MARKS],
+        return {"impact": self.impact_times[:MAX_IMPACT_MARKS],
                 "lift_off": self.liftoffs[:MAX_IMPACT_MARKS], "fallback": self.fallbacks[:MAX_IMPACT_MARKS],
                 "stop": None if self.finished else self.stop_time, "status": self.status}
 
@@ -176,16 +181,20 @@ def save(fig, out_dir, name, written, axes_info, run=None):
     written.append(name)
 
 
+def thinned(times, gap):
+    """The sorted times with each closer than `gap` to the last one kept left out."""
+    kept = []
+    for t in times:
+        if not kept or t - kept[-1] >= gap:
+            kept.append(t)
+    return kept
+
+
 def mark_events(ax, run, label=False):
     """Impacts as thin red lines, lift-offs as dashed grey ones, fallback windows shaded orange;
     the stop of an early-ended run as a thick dark red line."""
-    seen = set()
-    for r in run.impacts:
-        t = num(r["time"])
-        if t in seen or len(seen) >= MAX_IMPACT_MARKS:
-            continue
-        ax.axvline(t, color="tab:red", lw=0.6, alpha=0.35, label="impact" if label and not seen else None)
-        seen.add(t)
+    for k, t in enumerate(run.impact_times[:MAX_IMPACT_MARKS]):
+        ax.axvline(t, color="tab:red", lw=0.6, alpha=0.35, label="impact" if label and k == 0 else None)
     for k, t in enumerate(run.liftoffs[:MAX_IMPACT_MARKS]):
         ax.axvline(t, color="black", lw=0.8, ls=(0, (3, 2)), alpha=0.45, label="lift-off" if label and k == 0 else None)
     for k, (a, b) in enumerate(run.fallbacks[:MAX_IMPACT_MARKS]):

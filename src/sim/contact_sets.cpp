@@ -75,7 +75,10 @@ bool EventDrivenCore::solve_contact_sets(SimulationResult& result, const VectorX
   if (!resting.empty()) {
     const int nr = static_cast<int>(resting.size());
     VectorX mur(nr);
-    for (int k = 0; k < nr; ++k) mur(k) = mu(from[k]);
+    for (int k = 0; k < nr; ++k) {
+      mur(k) = mu(from[k]);
+      if (cone_event && resting[k].id == cone_event_id) mur(k) *= 1.0 - kConeEventShrink;
+    }
     ContactSolveOptions so;
     so.friction = mur.maxCoeff() > 0.0 ? FrictionModel::PolyhedralCone : FrictionModel::None;
     so.cone_directions = opt.cone_directions;
@@ -91,7 +94,7 @@ bool EventDrivenCore::solve_contact_sets(SimulationResult& result, const VectorX
     for (int k = 0; k < nr; ++k) {
       Tracked tr;
       tr.contact = resting[k];
-      tr.mu = mur(k);
+      tr.mu = mu(from[k]);
       tr.restitution = e(from[k]);
       // Active: λ basic in the LCP's solution (independent normals) and
       // positive; dependent touching contacts stay current but inactive.

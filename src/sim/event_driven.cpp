@@ -207,7 +207,20 @@ EventDrivenCore::EventOutcome EventDrivenCore::handle_event(SimulationResult& re
   }
   const std::vector<Tracked> before = current;
   const long fallbacks_before = stats.fallbacks;
-  if (!resolve_contacts(result, until)) return EventOutcome::Stop;
+  // A sticking contact's friction reached μλ: with the same active sets
+  // the same forces follow and the margin goes negative; the LCP asks
+  // whether it can stick strictly inside its cone (solve_contact_sets).
+  // Only for the first event at an instant: a slide that starts at zero
+  // speed among dependent contacts (a trunk's corners) can be stuck again by
+  // the next LCP and fire the same witness at once; the repeat keeps the
+  // stick (and the witness is suppressed as below).
+  const int cw = event.witness;
+  cone_event = cw >= 0 && witnesses[cw].kind == WitnessKind::ConeMargin && !witnesses[cw].candidate &&
+               events_at_same_time == 0;
+  if (cone_event) cone_event_id = current[witnesses[cw].index].contact.id;
+  const bool resolved = resolve_contacts(result, until);
+  cone_event = false;
+  if (!resolved) return EventOutcome::Stop;
   forget_resting_series();
   forget_turns();
   if (stats.fallbacks != fallbacks_before) {

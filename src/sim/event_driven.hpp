@@ -61,6 +61,7 @@ enum class WitnessKind : std::uint8_t {
 };
 
 inline constexpr double kSlideFreeze = 1e-4;  // [m/s]
+inline constexpr double kConeEventShrink = 1e-6;  // relative μ at a cone-margin event (cone_event)
 // Gaps up to this take part in a fallback step's LCP (each may close) [m].
 inline constexpr double kFallbackMargin = 1e-3;
 // Speeds within this band of kSlideFreeze count as at the threshold (event
@@ -265,6 +266,11 @@ struct EventDrivenCore {
   std::vector<std::uint64_t> held;
   // Force and cone witnesses not watched until the sets change.
   std::vector<std::pair<WitnessKind, std::uint64_t>> suppressed;
+  // The contact whose cone-margin witness fired (the event being resolved):
+  // its force LCP runs with μ(1 − kConeEventShrink), so that it sticks only
+  // if the contacts can hold it strictly inside its cone.
+  bool cone_event = false;
+  std::uint64_t cone_event_id = 0;
 
   // ---- steps 4–6: impacts and the contact sets (impacts.cpp, contact_sets.cpp) -------------
   // At time t with state (q, v): impacts, then the new current and active sets.
