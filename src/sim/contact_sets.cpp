@@ -79,6 +79,7 @@ bool EventDrivenCore::solve_contact_sets(SimulationResult& result, const VectorX
       mur(k) = mu(from[k]);
       if (cone_event && resting[k].id == cone_event_id) mur(k) *= 1.0 - kConeEventShrink;
     }
+    cone_event = false;  // the event's own solve only (not a later one after a fallback window)
     ContactSolveOptions so;
     so.friction = mur.maxCoeff() > 0.0 ? FrictionModel::PolyhedralCone : FrictionModel::None;
     so.cone_directions = opt.cone_directions;
