@@ -221,6 +221,7 @@ INSTANTIATE_TEST_SUITE_P(Stacking, StacksAtRest, ::testing::ValuesIn(kStacksAtRe
 TEST(Stacking, AStackOffsetBeyondItsSupportTipsOver) {
   // models/worlds/stack_tipping.xml: the upper cube's centre 2 cm beyond the
   // lower one's edge; it turns over that edge and ends on the ground.
+  double x_rest[2] = {0.0, 0.0};  // the upper cube's final x, event-driven and time-stepping
   for (const Tolerance& tol : kSchemes) {
     SCOPED_TRACE(to_string(tol.scheme));
     const Outcome r = run_world("stack_tipping", tol.scheme);
@@ -228,11 +229,26 @@ TEST(Stacking, AStackOffsetBeyondItsSupportTipsOver) {
     EXPECT_GT(r.q(7 + 0), 0.1) << "the upper cube left the lower one's top (x <= 0.1)";
     EXPECT_LT(r.q(7 + 2), 0.1) << "the upper cube is not on the ground";
     EXPECT_NEAR(r.q(2), 0.05, tol.height) << "the lower cube stays on the ground";
+    // The world is symmetric about the x-z plane: both cubes stay in it
+    // (no y, no roll, no yaw). The event-driven scheme broke it at the slip
+    // over the edge (the edge's two corners started sliding in directions
+    // pi/8 apart) and the upper cube landed 4.7 deg askew, rocking on two
+    // corners (324 lift-offs).
+    for (int body = 0; body < 2; ++body) {
+      EXPECT_NEAR(r.q(7 * body + 1), 0.0, 1e-9) << "cube " << body + 1 << " left the symmetry plane (y)";
+      EXPECT_NEAR(r.q(7 * body + 3), 0.0, 1e-9) << "cube " << body + 1 << " turned out of the plane (q_x)";
+      EXPECT_NEAR(r.q(7 * body + 5), 0.0, 1e-9) << "cube " << body + 1 << " turned out of the plane (q_z)";
+    }
     if (tol.scheme == Scheme::EventDriven) {
       EXPECT_EQ(r.result.statistics.fallbacks, 0);
+      x_rest[0] = r.q(7);
     }
+    if (tol.scheme == Scheme::TimeStepping) x_rest[1] = r.q(7);
     EXPECT_LE(r.result.statistics.energy_end, r.result.statistics.energy_start + 1e-9);
   }
+  // The two rigid schemes, two algorithms, put the cube in the same place
+  // (to the time-stepping scheme's O(h) error; they differ by 1e-5 m).
+  EXPECT_NEAR(x_rest[0], x_rest[1], 1e-3);
 }
 
 // ---- on a 20° incline (models/worlds/incline_*.xml) -------------------------------------------
@@ -420,6 +436,68 @@ TEST(Sliding, ABoxSlidesToRestAtVSquaredOverTwoMuG) {
     EXPECT_LT(r.v.norm(), 1e-6) << "still moving at 0.5 s";
     EXPECT_LE(r.result.statistics.energy_end, r.result.statistics.energy_start + 1e-9);
   }
+}
+
+TEST(Sliding, APushedBoxStartsToSlideAlongThePushWhenItReachesTheFrictionLimit) {
+  // cube.urdf (1 kg) resting on its face, mu = 0.5, pushed at its centre by
+  // a horizontal force rising as F = 2 m g t, 10 deg off the x axis
+  // (between two of the friction cone's 8 directions), sampled by a 1 kHz
+  // controller (zero-order hold: F_k = 2 m g t_k on [t_k, t_k + 1 ms)).
+  // Coulomb: it sticks while F_k <= mu m g (to t = 0.251 s), then slides
+  // along the push with a_k = F_k / m - mu g on each interval, without
+  // turning: the distance at 0.5 s is the sum of those constant-
+  // acceleration intervals (0.0507876 m; 0.0511 m for the continuous push).
+  //
+  // Event-driven, before: the four corners share the load in many ways;
+  // each corner's cone witness fired as its share reached its cone and was
+  // suppressed (another share still stuck), so nothing watched the box's
+  // friction run out and it stuck 27 ms too long (slip at 0.278 s, 2 mm
+  // short); and at the slip the corners started along the LCP's polyhedral
+  // directions, 12.5 deg off (sideways 0.2 m/s^2 for the first 0.1 ms).
+  // Time-stepping ends 4.5e-6 m sideways and 0.7 mm too far at 0.5 s (its
+  // Newton's method from the LCP's directions does not converge at this
+  // slip; damped, it converges onto the push, and the box still ends
+  // 4.3e-6 m sideways): not checked here, open (docs/schemes.md).
+  const double beta = 10.0 * std::acos(-1.0) / 180.0, mu = 0.5, h = 1e-3, t_end = 0.5;
+  const Vec3 along(std::cos(beta), std::sin(beta), 0.0);
+  double s = 0.0, speed = 0.0;
+  for (int k = 0; k < 500; ++k) {
+    const double a = std::max(0.0, 2.0 * g * (k * h) - mu * g);
+    s += speed * h + 0.5 * a * h * h;
+    speed += a * h;
+  }
+  Scenario sc = load_world(std::string(PLUME_MODELS_DIR) + "/worlds/box_sliding_to_rest.xml");
+  const World world = sc.world.with_initial_state(std::nullopt, VectorX::Zero(sc.world.model().nv()));
+  SimulationOptions o = sc.options;
+  ASSERT_EQ(o.scheme, Scheme::EventDriven);
+  o.duration = t_end;
+  o.output_rate = 0;
+  o.unactuated_torques = true;  // the push acts on the free-flyer root
+  Simulator sim(world, o);
+  // The root's generalized force: its body-frame torque, then force (the
+  // box does not turn: body and world axes agree).
+  sim.set_controller(
+      [&](double t, const VectorX&, const VectorX&, VectorX& tau) {
+        tau.setZero();
+        tau.segment<3>(3) = 2.0 * g * t * along;
+      },
+      h);
+  MemoryRecorder rec;
+  const SimulationResult result = sim.run(&rec);
+  ASSERT_EQ(result.status, SimulationStatus::Finished) << result.message;
+  double slip = -1.0;
+  for (const SimulationEvent& e : rec.events) {
+    if (e.kind == EventKind::Slip && slip < 0.0) slip = e.time;
+  }
+  // (F_k reaches mu m g exactly at t = 0.25 s, where the net force is 0:
+  // a slip there or at the next sample moves the box alike)
+  EXPECT_GE(slip, 0.25 - 1e-9) << "the first slip";
+  EXPECT_LE(slip, 0.251 + 1e-9) << "the first slip";
+  const Vec3 moved = sim.q().head<3>() - world.q0().head<3>();
+  EXPECT_NEAR(moved.dot(along), s, 1e-9);
+  EXPECT_LT((moved - moved.dot(along) * along).norm(), 1e-9) << "it slid askew of the push";
+  EXPECT_NEAR(sim.v().segment<3>(3).dot(along), speed, 1e-9);
+  EXPECT_LT(sim.q().segment<3>(3).norm(), 1e-9) << "it turned (yaw or tilt)";
 }
 
 TEST(Stacking, TimeSteppingForcesCarryTheWeightAbove) {

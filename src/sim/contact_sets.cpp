@@ -25,6 +25,8 @@ bool EventDrivenCore::handle_contacts(SimulationResult& result) {
   detect_all(q, opt.contact_tolerance, touching);
   // Keep tracked contacts that are still touching (by id) with their modes.
   std::vector<Tracked> previous = current;
+  slide_hints.clear();
+  if (cone_event) record_edge_friction(cone_pair_group);
   // Separation velocities ζ⁻.
   unchecked::forward_kinematics(m, data, q, v);
   const int n = static_cast<int>(touching.size());
@@ -77,7 +79,9 @@ bool EventDrivenCore::solve_contact_sets(SimulationResult& result, const VectorX
     VectorX mur(nr);
     for (int k = 0; k < nr; ++k) {
       mur(k) = mu(from[k]);
-      if (cone_event && resting[k].id == cone_event_id) mur(k) *= 1.0 - kConeEventShrink;
+      if (cone_event && std::find(cone_event_ids.begin(), cone_event_ids.end(), resting[k].id) != cone_event_ids.end()) {
+        mur(k) *= 1.0 - kConeEventShrink;
+      }
     }
     cone_event = false;  // the event's own solve only (not a later one after a fallback window)
     ContactSolveOptions so;
@@ -120,7 +124,12 @@ bool EventDrivenCore::solve_contact_sets(SimulationResult& result, const VectorX
           tangent_basis(ck.normal, t1, t2);
           const Vec3 f = s.friction(0, k) * t1 + s.friction(1, k) * t2;
           const Vec3 a_t = tangential_acceleration(resting[k], s.ddq);
-          if (a_t.norm() > 0.0) {
+          const auto hint = std::find_if(slide_hints.begin(), slide_hints.end(),
+                                         [&](const auto& e) { return e.first == resting[k].id; });
+          const Vec3 d = hint == slide_hints.end() ? Vec3::Zero() : Vec3(hint->second - hint->second.dot(ck.normal) * ck.normal);
+          if (d.norm() > 1e-6) {
+            tr.slide_dir = d.normalized();
+          } else if (a_t.norm() > 0.0) {
             tr.slide_dir = a_t.normalized();
           } else {
             tr.slide_dir = f.norm() > 0 ? Vec3(-f.normalized()) : t1;
@@ -137,6 +146,56 @@ bool EventDrivenCore::solve_contact_sets(SimulationResult& result, const VectorX
     if (!starting.empty()) refine_starting_slides(starting);
   }
   return true;
+}
+
+// Before a cone-margin event's solve, with the sets that led to it: the
+// friction of each sticking contact at its cone's edge (|f_t| within 1e-3
+// of μ f_n), or at a pair-cone event (pair_group ≥ 0) the pair's total
+// friction for each of its contacts. The LCP's direction for a slide
+// starting there can be π/k off (its polyhedral cone) and, for contacts
+// between the same two bodies (an edge's two corners on a face), off in
+// opposite senses: the yaw that mismatch drives turned each a_t far from
+// its direction, and Newton's method from there did not converge; the
+// slide then broke the pair's symmetry (a tipped cube rocked on two
+// corners, 324 lift-offs in 0.03 s).
+void EventDrivenCore::record_edge_friction(int pair_group) {
+  const Model& m = model();
+  if (current.empty()) return;
+  memo.valid = false;
+  dynamics(q, v, x_scratch(), true);
+  unchecked::forward_kinematics(m, data, q, v);
+  if (pair_group >= 0) {
+    // Every contact of the pair, the inactive (dependent) ones too.
+    Vec3 total;
+    pair_cone_margin(pair_group, &total);
+    const auto g = static_cast<std::size_t>(pair_group);
+    const Contact& first = current[static_cast<std::size_t>(pair_members[static_cast<std::size_t>(pair_start[g])])].contact;
+    for (const Tracked& tr : current) {
+      const Contact& c = tr.contact;
+      if (c.body_a == first.body_a && c.body_b == first.body_b) add_slide_hint(c.id, -total);
+      if (c.body_a == first.body_b && c.body_b == first.body_a) add_slide_hint(c.id, total);
+    }
+    memo.valid = false;
+    return;
+  }
+  for (std::size_t a = 0; a < act_track.size(); ++a) {
+    const Tracked& tr = current[static_cast<std::size_t>(act_track[a])];
+    if (tr.mode != ContactMode::Sticking || tr.mu <= 0.0 || !(fn[a] > 0.0)) continue;
+    if (ft[a].norm() < (1.0 - 1e-3) * tr.mu * fn[a]) continue;
+    Vec3 t1, t2;
+    tangent_basis(contact_kinematics(m, data, act[a]).normal, t1, t2);
+    add_slide_hint(tr.contact.id, -(ft[a].x() * t1 + ft[a].y() * t2));
+  }
+  memo.valid = false;
+}
+
+// A hint for a contact that has none yet (unit length, or none).
+void EventDrivenCore::add_slide_hint(std::uint64_t id, const Vec3& direction) {
+  if (!(direction.norm() > 0.0)) return;
+  for (const auto& h : slide_hints) {
+    if (h.first == id) return;
+  }
+  slide_hints.emplace_back(id, direction.normalized());
 }
 
 // The force LCP's polyhedral cone of k directions gives a contact that

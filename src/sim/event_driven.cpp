@@ -214,10 +214,25 @@ EventDrivenCore::EventOutcome EventDrivenCore::handle_event(SimulationResult& re
   // speed among dependent contacts (a trunk's corners) can be stuck again by
   // the next LCP and fire the same witness at once; the repeat keeps the
   // stick (and the witness is suppressed as below).
+  // A pair-cone event: the same for every sticking contact of the pair.
   const int cw = event.witness;
-  cone_event = cw >= 0 && witnesses[cw].kind == WitnessKind::ConeMargin && !witnesses[cw].candidate &&
+  const bool pair_event = cw >= 0 && witnesses[cw].kind == WitnessKind::PairCone;
+  cone_event = cw >= 0 && (witnesses[cw].kind == WitnessKind::ConeMargin || pair_event) && !witnesses[cw].candidate &&
                events_at_same_time == 0;
-  if (cone_event) cone_event_id = current[witnesses[cw].index].contact.id;
+  cone_event_ids.clear();
+  cone_pair_group = pair_event ? witnesses[cw].index : -1;
+  if (cone_event && pair_event) {
+    const auto g = static_cast<std::size_t>(witnesses[cw].index);
+    for (int k = pair_start[g]; k < pair_start[g + 1]; ++k) {
+      cone_event_ids.push_back(current[static_cast<std::size_t>(pair_members[static_cast<std::size_t>(k)])].contact.id);
+    }
+  } else if (cone_event) {
+    cone_event_ids.push_back(current[witnesses[cw].index].contact.id);
+  }
+  // (the key a pair-cone witness is suppressed by: its first contact's id)
+  const std::uint64_t pair_key =
+      pair_event ? current[static_cast<std::size_t>(pair_members[static_cast<std::size_t>(pair_start[static_cast<std::size_t>(witnesses[cw].index)])])].contact.id
+                 : 0;
   const bool resolved = resolve_contacts(result, until);
   cone_event = false;
   if (!resolved) return EventOutcome::Stop;
@@ -237,6 +252,8 @@ EventDrivenCore::EventOutcome EventDrivenCore::handle_event(SimulationResult& re
   if (wi >= 0 && same_sets(before, current) &&
       (witnesses[wi].kind == WitnessKind::NormalForce || witnesses[wi].kind == WitnessKind::ConeMargin)) {
     suppressed.emplace_back(witnesses[wi].kind, before[witnesses[wi].index].contact.id);
+  } else if (pair_event && same_sets(before, current)) {
+    suppressed.emplace_back(WitnessKind::PairCone, pair_key);
   } else if (!same_sets(before, current)) {
     suppressed.clear();
   }

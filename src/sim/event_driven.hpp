@@ -50,6 +50,15 @@ enum class WitnessKind : std::uint8_t {
   Gap,          // φ of a contact that is not active: crosses to ≤ 0 → impact / contact gain
   NormalForce,  // λ of an active contact: crosses to ≤ 0 → contact loss
   ConeMargin,   // μ λ − |f_t| of a sticking contact: crosses to ≤ 0 → slip
+  // Σ μᵢ λᵢ − |Σ f_t,i| over the sticking contacts between two bodies, one
+  // of whose cone witnesses is suppressed: crosses to ≤ 0 → slip. With
+  // several contacts between two bodies (a face on a face) the forces that
+  // hold a stick are not unique: a contact's cone witness that fires while
+  // another distribution still sticks is suppressed (handle_event), and
+  // once all are, nothing watched the pair's friction running out. This
+  // bound holds for every distribution, and where the pair's total wrench
+  // is determined (a box on the ground) it is the stick's exact limit.
+  PairCone,
   SlideSpeed,   // u_t · ŝ₀ of a slow sliding contact: crosses to ≤ 0 → stick (or a turn: is_slide_turn)
   // Internal mode switches of a sliding contact (no LCP, not logged): its
   // friction direction is u/|u| while |u| > kSlideFreeze and is frozen at ŝ₀
@@ -270,7 +279,20 @@ struct EventDrivenCore {
   // its force LCP runs with μ(1 − kConeEventShrink), so that it sticks only
   // if the contacts can hold it strictly inside its cone.
   bool cone_event = false;
-  std::uint64_t cone_event_id = 0;
+  std::vector<std::uint64_t> cone_event_ids;  // that contact, or the pair's (PairCone)
+  int cone_pair_group = -1;                   // the pair-cone witness's group, or −1
+  // The pair-cone witnesses' groups: group g's tracks (indices into
+  // current) are pair_members[pair_start[g] .. pair_start[g + 1]).
+  std::vector<int> pair_members, pair_start;
+  void build_pair_cone_witnesses();
+  double pair_cone_margin(int group, Vec3* total);
+  // First directions (world, by id) for contacts that start to slide in
+  // a cone-margin event's force LCP, which refine_starting_slides then
+  // turns onto their a_t: against the friction that reached the cone's
+  // edge (friction is continuous there).
+  std::vector<std::pair<std::uint64_t, Vec3>> slide_hints;
+  void record_edge_friction(int pair_group);
+  void add_slide_hint(std::uint64_t id, const Vec3& direction);
 
   // ---- steps 4–6: impacts and the contact sets (impacts.cpp, contact_sets.cpp) -------------
   // At time t with state (q, v): impacts, then the new current and active sets.

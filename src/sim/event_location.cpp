@@ -38,6 +38,9 @@ double EventDrivenCore::witness_value(const Witness& w, const VectorX& qq, const
       if (w.kind == WitnessKind::ConeMargin) return current[w.index].mu * fn[a] - ft[a].norm();
       return sliding_witness(w.kind, w.index, a, vv);
     }
+    case WitnessKind::PairCone:
+      dynamics(qq, vv, x_scratch(), true);
+      return pair_cone_margin(w.index, nullptr);
   }
   return 1.0;
 }
@@ -80,6 +83,70 @@ void EventDrivenCore::build_witnesses_current() {
       }
     }
   }
+  build_pair_cone_witnesses();
+}
+
+// A sticking contact whose cone witness is suppressed: what binds the
+// friction of its two bodies is their contacts' total (WitnessKind::PairCone).
+// One group per pair of bodies with two or more sticking contacts, keyed
+// (for suppression) by its first contact's id.
+void EventDrivenCore::build_pair_cone_witnesses() {
+  pair_members.clear();
+  pair_start.clear();
+  auto sticking = [](const Tracked& tr) {
+    return tr.active && tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes && tr.mode != ContactMode::Sliding;
+  };
+  for (std::size_t i = 0; i < current.size(); ++i) {
+    const Tracked& tr = current[i];
+    if (!sticking(tr) || !is_suppressed(WitnessKind::ConeMargin, tr.contact.id)) continue;
+    const int a = tr.contact.body_a, b = tr.contact.body_b;
+    bool grouped = false;
+    for (std::size_t g = 0; g < pair_start.size() && !grouped; ++g) {
+      const Contact& c = current[static_cast<std::size_t>(pair_members[static_cast<std::size_t>(pair_start[g])])].contact;
+      grouped = (c.body_a == a && c.body_b == b) || (c.body_a == b && c.body_b == a);
+    }
+    if (grouped) continue;
+    const std::size_t first = pair_members.size();
+    for (std::size_t k = 0; k < current.size(); ++k) {
+      const Contact& c = current[k].contact;
+      if (sticking(current[k]) && ((c.body_a == a && c.body_b == b) || (c.body_a == b && c.body_b == a))) {
+        pair_members.push_back(static_cast<int>(k));
+      }
+    }
+    if (pair_members.size() - first < 2) {
+      pair_members.resize(first);
+      continue;
+    }
+    const int g = static_cast<int>(pair_start.size());
+    pair_start.push_back(static_cast<int>(first));
+    if (!is_suppressed(WitnessKind::PairCone, current[static_cast<std::size_t>(pair_members[first])].contact.id)) {
+      witnesses.push_back({WitnessKind::PairCone, g, false, 0.0});
+    }
+  }
+  pair_start.push_back(static_cast<int>(pair_members.size()));
+}
+
+// Σ μᵢ λᵢ − |Σ f_t,i| over group g's contacts from the last dynamics
+// evaluation (fn, ft); the total friction (world, on body_b of the group's
+// first contact) in *total when asked.
+double EventDrivenCore::pair_cone_margin(int group, Vec3* total) {
+  const auto g = static_cast<std::size_t>(group);
+  const Contact& first = current[static_cast<std::size_t>(pair_members[static_cast<std::size_t>(pair_start[g])])].contact;
+  double bound = 0.0;
+  Vec3 f = Vec3::Zero();
+  for (int k = pair_start[g]; k < pair_start[g + 1]; ++k) {
+    const int track = pair_members[static_cast<std::size_t>(k)];
+    const int a = active_slot(track);
+    if (a < 0) continue;
+    Vec3 t1, t2;
+    tangent_basis(act[static_cast<std::size_t>(a)].normal, t1, t2);
+    const Vec3 fa = ft[static_cast<std::size_t>(a)].x() * t1 + ft[static_cast<std::size_t>(a)].y() * t2;
+    // (a contact listed the other way round pushes the other body)
+    f += act[static_cast<std::size_t>(a)].body_b == first.body_b ? fa : Vec3(-fa);
+    bound += current[static_cast<std::size_t>(track)].mu * fn[static_cast<std::size_t>(a)];
+  }
+  if (total) *total = f;
+  return bound - f.norm();
 }
 
 // New contacts near or inside a surface at the step's end.
@@ -202,7 +269,8 @@ EventDrivenCore::StepEvent EventDrivenCore::earliest_event(double t0, double t1,
       if (witnesses[i].kind == WitnessKind::Gap && fb <= 0.0) take_event(t0, -1);
       // A normal force or a friction cone violated at the start: a jump
       // of τ at a controller sample did it; re-solve the sets now.
-      if ((witnesses[i].kind == WitnessKind::NormalForce || witnesses[i].kind == WitnessKind::ConeMargin) &&
+      if ((witnesses[i].kind == WitnessKind::NormalForce || witnesses[i].kind == WitnessKind::ConeMargin ||
+           witnesses[i].kind == WitnessKind::PairCone) &&
           fa < -1e-9 * force_scale(w0)) {
         take_event(t0, static_cast<int>(i));
       }
