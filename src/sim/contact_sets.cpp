@@ -172,6 +172,7 @@ void EventDrivenCore::record_edge_friction(int pair_group) {
     const Contact& first = current[static_cast<std::size_t>(pair_members[static_cast<std::size_t>(pair_start[g])])].contact;
     for (const Tracked& tr : current) {
       const Contact& c = tr.contact;
+      if (c.kind != ContactKind::Shapes) continue;
       if (c.body_a == first.body_a && c.body_b == first.body_b) add_slide_hint(c.id, -total);
       if (c.body_a == first.body_b && c.body_b == first.body_a) add_slide_hint(c.id, total);
     }
