@@ -52,7 +52,16 @@ bool EventDrivenCore::handle_contacts(SimulationResult& result) {
     impact = true;
   }
   report_set_changes(previous, impact);
+  // A contact held in the active set while it separates slowly (set moving
+  // off by the others' plastic impact, below zeno_speed) keeps that speed
+  // under ζ̈ = 0: its force then does work, the body turns on at constant
+  // speed against gravity. A cube brought to rest by a rocking Zeno series
+  // kept 3.7e-6 m/s this way, rose, lost the edge, landed at 1.2e-4 m/s
+  // and rocked on for good (48 000 events in 0.6 s). The new sets start
+  // with the active contacts' velocities projected to rest.
+  const bool held_any = !held.empty();
   held.clear();
+  if (held_any && !current.empty() && project_velocities()) ++stats.projections;
   refresh_view();
   return true;
 }

@@ -72,9 +72,20 @@ bool EventDrivenCore::project() {
     }
     changed = true;
   }
-  // Velocities: remove the constraint-violating components.
+  changed |= project_velocities();
+  if (changed) ++stats.projections;
+  return changed;
+}
+
+// Velocities: removes the components that violate the active contacts
+// (ζ = 0, and zero sliding velocity of the sticking ones), in the metric of
+// H (the kinetic energy only falls). True when v changed.
+bool EventDrivenCore::project_velocities() {
+  const Model& m = model();
+  memo.valid = false;
   dynamics(q, v, x_scratch(), false);
   const int na = static_cast<int>(act.size());
+  bool changed = false;
   int rows = 0;
   for (int a = 0; a < na; ++a) {
     const Tracked& tr = current[act_track[a]];
@@ -92,7 +103,7 @@ bool EventDrivenCore::project() {
       changed = true;
     }
   }
-  if (changed) ++stats.projections;
+  memo.valid = false;
   return changed;
 }
 

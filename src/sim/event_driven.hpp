@@ -338,6 +338,7 @@ struct EventDrivenCore {
 
   // ---- drift correction (drift_correction.cpp) ------------------------------------------------
   bool project();
+  bool project_velocities();
   bool drifted();
   void carried_contacts(int na);
   HMetricCorrection hmetric;
