@@ -61,7 +61,10 @@ bool EventDrivenCore::handle_contacts(SimulationResult& result) {
   // with the active contacts' velocities projected to rest.
   const bool held_any = !held.empty();
   held.clear();
-  if (held_any && !current.empty() && project_velocities()) ++stats.projections;
+  if (held_any && !current.empty()) {
+    memo.valid = false;  // (the sets changed at the same (q, v))
+    if (project_velocities()) ++stats.projections;
+  }
   refresh_view();
   return true;
 }
@@ -177,8 +180,7 @@ void EventDrivenCore::record_edge_friction(int pair_group) {
     // Every contact of the pair, the inactive (dependent) ones too.
     Vec3 total;
     pair_cone_margin(pair_group, &total);
-    const auto g = static_cast<std::size_t>(pair_group);
-    const Contact& first = current[static_cast<std::size_t>(pair_members[static_cast<std::size_t>(pair_start[g])])].contact;
+    const Contact& first = pair_first(pair_group);
     for (const Tracked& tr : current) {
       const Contact& c = tr.contact;
       if (c.kind != ContactKind::Shapes) continue;

@@ -79,10 +79,10 @@ bool EventDrivenCore::project() {
 
 // Velocities: removes the components that violate the active contacts
 // (ζ = 0, and zero sliding velocity of the sticking ones), in the metric of
-// H (the kinetic energy only falls). True when v changed.
+// H (the kinetic energy only falls). True when v changed. The active set is
+// that of the memo's evaluation: invalidate it first where the sets changed.
 bool EventDrivenCore::project_velocities() {
   const Model& m = model();
-  memo.valid = false;
   dynamics(q, v, x_scratch(), false);
   const int na = static_cast<int>(act.size());
   bool changed = false;
@@ -103,7 +103,6 @@ bool EventDrivenCore::project_velocities() {
       changed = true;
     }
   }
-  memo.valid = false;
   return changed;
 }
 

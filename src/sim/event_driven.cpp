@@ -230,9 +230,7 @@ EventDrivenCore::EventOutcome EventDrivenCore::handle_event(SimulationResult& re
     cone_event_ids.push_back(current[witnesses[cw].index].contact.id);
   }
   // (the key a pair-cone witness is suppressed by: its first contact's id)
-  const std::uint64_t pair_key =
-      pair_event ? current[static_cast<std::size_t>(pair_members[static_cast<std::size_t>(pair_start[static_cast<std::size_t>(witnesses[cw].index)])])].contact.id
-                 : 0;
+  const std::uint64_t pair_key = pair_event ? pair_first(witnesses[cw].index).id : 0;
   const bool resolved = resolve_contacts(result, until);
   cone_event = false;
   if (!resolved) return EventOutcome::Stop;

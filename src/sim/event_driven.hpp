@@ -286,6 +286,10 @@ struct EventDrivenCore {
   std::vector<int> pair_members, pair_start;
   void build_pair_cone_witnesses();
   double pair_cone_margin(int group, Vec3* total);
+  // The first contact of pair-cone group g (its key and orientation).
+  const Contact& pair_first(int group) const {
+    return current[static_cast<std::size_t>(pair_members[static_cast<std::size_t>(pair_start[static_cast<std::size_t>(group)])])].contact;
+  }
   // First directions (world, by id) for contacts that start to slide in
   // a cone-margin event's force LCP, which refine_starting_slides then
   // turns onto their a_t: against the friction that reached the cone's

@@ -96,22 +96,20 @@ void EventDrivenCore::build_pair_cone_witnesses() {
   auto sticking = [](const Tracked& tr) {
     return tr.active && tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes && tr.mode != ContactMode::Sliding;
   };
+  auto same_bodies = [](const Contact& c, const Contact& d) {
+    return (c.body_a == d.body_a && c.body_b == d.body_b) || (c.body_a == d.body_b && c.body_b == d.body_a);
+  };
   for (std::size_t i = 0; i < current.size(); ++i) {
     const Tracked& tr = current[i];
     if (!sticking(tr) || !is_suppressed(WitnessKind::ConeMargin, tr.contact.id)) continue;
-    const int a = tr.contact.body_a, b = tr.contact.body_b;
     bool grouped = false;
     for (std::size_t g = 0; g < pair_start.size() && !grouped; ++g) {
-      const Contact& c = current[static_cast<std::size_t>(pair_members[static_cast<std::size_t>(pair_start[g])])].contact;
-      grouped = (c.body_a == a && c.body_b == b) || (c.body_a == b && c.body_b == a);
+      grouped = same_bodies(pair_first(static_cast<int>(g)), tr.contact);
     }
     if (grouped) continue;
     const std::size_t first = pair_members.size();
     for (std::size_t k = 0; k < current.size(); ++k) {
-      const Contact& c = current[k].contact;
-      if (sticking(current[k]) && ((c.body_a == a && c.body_b == b) || (c.body_a == b && c.body_b == a))) {
-        pair_members.push_back(static_cast<int>(k));
-      }
+      if (sticking(current[k]) && same_bodies(current[k].contact, tr.contact)) pair_members.push_back(static_cast<int>(k));
     }
     if (pair_members.size() - first < 2) {
       pair_members.resize(first);
@@ -131,7 +129,7 @@ void EventDrivenCore::build_pair_cone_witnesses() {
 // first contact) in *total when asked.
 double EventDrivenCore::pair_cone_margin(int group, Vec3* total) {
   const auto g = static_cast<std::size_t>(group);
-  const Contact& first = current[static_cast<std::size_t>(pair_members[static_cast<std::size_t>(pair_start[g])])].contact;
+  const Contact& first = pair_first(group);
   double bound = 0.0;
   Vec3 f = Vec3::Zero();
   for (int k = pair_start[g]; k < pair_start[g + 1]; ++k) {
