@@ -168,19 +168,26 @@ void TimeStepping::refine_starting_slides(const std::vector<int>& starting) {
   const int n = static_cast<int>(slots.size());
   if (n == 0) return;
   VectorX angle(n);
-  // Against the LCP's friction; a contact it left without friction (a
-  // dependent corner) along the others' mean.
+  // Against the total LCP friction of the starting contacts between the
+  // same two bodies (a face's corners): how dependent contacts share it is
+  // the LCP's choice, their total is the body's; the corners' own
+  // directions, up to π/k apart, left Newton's method diverging on a cube
+  // whose fall line lies between two cone directions. A contact alone on
+  // its bodies starts against its own friction; one without friction (a
+  // dependent corner the LCP left unloaded) along the slots' mean.
   Vec3 mean = Vec3::Zero();
   for (int k : slots) mean -= slide_world(k, lcp.friction.col(k));
   for (int i = 0; i < n; ++i) {
-    const Eigen::Index k = slots[static_cast<std::size_t>(i)];
-    if (lcp.friction.col(k).norm() > 0.0) {
-      angle(i) = std::atan2(-lcp.friction(1, k), -lcp.friction(0, k));
-    } else {
-      Vec3 t1, t2;
-      tangent_basis(contacts_[static_cast<std::size_t>(k)].normal, t1, t2);
-      angle(i) = std::atan2(mean.dot(t2), mean.dot(t1));
+    const Contact& c = contacts_[static_cast<std::size_t>(slots[static_cast<std::size_t>(i)])];
+    Vec3 pair = Vec3::Zero();
+    for (int k : slots) {
+      const Contact& d = contacts_[static_cast<std::size_t>(k)];
+      if (d.body_a == c.body_a && d.body_b == c.body_b) pair -= slide_world(k, lcp.friction.col(k));
     }
+    const Vec3& along = pair.norm() > 0.0 ? pair : mean;
+    Vec3 t1, t2;
+    tangent_basis(c.normal, t1, t2);
+    angle(i) = std::atan2(along.dot(t2), along.dot(t1));
   }
   // The active-set solve at q_ over the LCP's contacts (contacts_, refreshed
   // at q_): H and its placements at q_.
@@ -195,7 +202,8 @@ void TimeStepping::refine_starting_slides(const std::vector<int>& starting) {
   const bool converged = coulomb_starting_directions(
       angle, kPi / std::max(opt_.cone_directions, 4), [&](const VectorX& at, VectorX& r, bool probe) {
         return starting_slide_residuals(slots, at, r, probe ? starting_a1_ : qdd);
-      });
+      },
+      true);
   modes_known_ = known;
   given_slides_ = false;
   ltdl_known_ = false;
