@@ -601,6 +601,14 @@ std::string read_run(const Model& model, const fs::path& dir, RunData& run) {
     const double t = number(traj[r][0]);
     if (!finite || !std::isfinite(t)) continue;
     normalize_configuration(model, q);
+    // Of rows sharing a time (the states before and after an event, or a run
+    // of events at one instant) the first and the last are kept.
+    const std::size_t n = run.times.size();
+    if (n >= 2 && run.times[n - 1] == t && run.times[n - 2] == t) {
+      run.qs[n - 1] = q;
+      run.vs[n - 1] = v;
+      continue;
+    }
     run.times.push_back(t);
     run.qs.push_back(q);
     run.vs.push_back(v);
@@ -614,7 +622,17 @@ std::string read_run(const Model& model, const fs::path& dir, RunData& run) {
     for (std::size_t r = 1; r < rows.size() && ct >= 0 && cn >= 0 && cv >= 0 && cf >= 0 && cfr >= 0; ++r) {
       if (rows[r].size() != rows[0].size()) continue;
       const auto at = [&](int c) { return rows[r][static_cast<std::size_t>(c)]; };
-      run.contacts[number(at(ct))].push_back({at(cn), number(at(cv)), number(at(cf)), number(at(cfr))});
+      // One row per contact and time: a contact sampled again at the same
+      // instant (a run of events there) keeps its last row.
+      std::vector<ContactRow>& here = run.contacts[number(at(ct))];
+      const std::string& name = at(cn);
+      ContactRow row{name, number(at(cv)), number(at(cf)), number(at(cfr))};
+      const auto same = std::find_if(here.begin(), here.end(), [&](const ContactRow& c) { return c.name == name; });
+      if (same != here.end()) {
+        *same = std::move(row);
+      } else {
+        here.push_back(std::move(row));
+      }
     }
   }
   const auto ev = parse_csv(read_text(dir / "events.csv"));

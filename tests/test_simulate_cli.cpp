@@ -637,6 +637,63 @@ TEST(SimulateCli, ReplayPageHoldsTheTrajectory) {
   EXPECT_NE(wrong.err.find("columns"), std::string::npos) << wrong.err;
 }
 
+// A run of events at one instant (a Zeno cascade, a fallback's start) writes
+// one trajectory row and its contacts' rows per event, all at the same time:
+// the humanoid collapse wrote 1 001 rows at t = 1.346 s with 18 520 contact
+// rows. The page gave every one of those frames every row of that time (18.5
+// million contact entries) and plume simulate was killed for want of memory
+// (24 GB) writing replay.html. Rows sharing a time now keep the first and the
+// last (the states before and after), and a contact its last row there.
+TEST(SimulateCli, ReplayOfManyRowsAtOneInstantKeepsTheFirstAndTheLast) {
+  TempDir tmp;
+  const std::string world = tmp.write("drop.xml", drop_world("duration=\"1\" output_rate=\"100\""));
+  const fs::path out = tmp.path / "out";
+  const CliRun r = run("simulate " + world + " --out " + out.string() + " --no-plots --no-replay", tmp);
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  // The last row and its contacts, repeated 300 times at the end time.
+  const auto lines = [](const std::string& text) {
+    std::vector<std::string> v;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) {
+      if (!l.empty()) v.push_back(l);
+    }
+    return v;
+  };
+  const std::vector<std::string> traj = lines(read_text(out / "trajectory.csv"));
+  const std::vector<std::string> cont = lines(read_text(out / "contacts.csv"));
+  ASSERT_GE(traj.size(), 3u);
+  const std::string t_end = traj.back().substr(0, traj.back().find(','));
+  std::vector<std::string> at_end;
+  for (const std::string& l : cont) {
+    if (l.substr(0, l.find(',')) == t_end) at_end.push_back(l);
+  }
+  ASSERT_FALSE(at_end.empty()) << "the ball resting at the end (it comes to rest at 0.61 s)";
+  const int repeats = 300;
+  {
+    std::ofstream t(out / "trajectory.csv", std::ios::app), c(out / "contacts.csv", std::ios::app);
+    for (int k = 0; k < repeats; ++k) {
+      t << traj.back() << "\n";
+      for (const std::string& l : at_end) c << l << "\n";
+    }
+  }
+  const CliRun rep = run("replay " + out.string(), tmp);
+  ASSERT_EQ(rep.status, 0) << rep.out << rep.err;
+  const json d = replay_data(out / "replay.html");
+  ASSERT_TRUE(d.is_object());
+  // Every row before the end time, and the end time twice (first and last row).
+  std::size_t before_end = 0;
+  for (std::size_t k = 1; k < traj.size(); ++k) before_end += traj[k].substr(0, traj[k].find(',')) != t_end;
+  EXPECT_EQ(d["times"].size(), before_end + 2);
+  const double te = std::stod(t_end);
+  int at_te = 0;
+  for (std::size_t k = 0; k < d["times"].size(); ++k) {
+    if (d["times"][k].get<double>() != te) continue;
+    ++at_te;
+    EXPECT_EQ(d["contacts"][k].size(), at_end.size()) << "one entry per contact";
+  }
+  EXPECT_EQ(at_te, 2);
+}
+
 // Every scheme ends its outputs with the sample at the end time and that
 // sample's contacts: a cube resting on the ground has its four corners on it at
 // t = 0.25 s carrying its weight (time-stepping and compliant used to skip the
