@@ -602,6 +602,28 @@ TEST(Simulator, DegenerateCollapseFallsBackToVelocityLevelSteps) {
               r.statistics.fallbacks, r.statistics.fallback_time, r.statistics.max_penetration, worst_gain, e0);
 }
 
+// Events at one instant that leave the state as it was (a contact gained at
+// t = 0 and the sets re-solved, a witness re-firing) add no trajectory row:
+// rows repeat neither time nor state. (The humanoid collapse wrote 1 001
+// equal rows at one instant, with their contact rows, before a fallback
+// window; incline_cube_static and humanoid_falling wrote one repeat each.)
+TEST(Simulator, EventsThatLeaveTheStateAsItWasAddNoSample) {
+  for (const char* name : {"incline_cube_static", "humanoid_falling"}) {
+    SCOPED_TRACE(name);
+    const Scenario sc = load_world(std::string(PLUME_MODELS_DIR) + "/worlds/" + name + ".xml");
+    ASSERT_EQ(sc.options.scheme, Scheme::EventDriven);
+    Simulator sim(sc.world, sc.options);
+    MemoryRecorder rec;
+    ASSERT_EQ(sim.run(&rec).status, SimulationStatus::Finished);
+    ASSERT_GT(rec.times.size(), 100u);
+    int repeats = 0;
+    for (std::size_t k = 1; k < rec.times.size(); ++k) {
+      repeats += rec.times[k] == rec.times[k - 1] && rec.q[k] == rec.q[k - 1] && rec.v[k] == rec.v[k - 1];
+    }
+    EXPECT_EQ(repeats, 0);
+  }
+}
+
 TEST(Simulator, JointLimitOverrunIsReportedApartFromPenetration) {
   // A pendulum whose upper limit (−0.3 rad) is on the side gravity pulls it
   // to, started 1e-4 rad beyond that limit: it is pushed back and rests on

@@ -361,6 +361,8 @@ void EventDrivenCore::record_sample(double time, const VectorX& qq, const Vector
   last_sample_time = time;
   VectorX qs = qq;
   normalize_configuration(model(), qs);
+  last_sample_q_ = qs;
+  last_sample_v_ = vv;
   rec->sample(time, qs, vv, energy_of(qs, vv));
   if (current.empty()) return;
   dynamics(qs, vv, x_scratch(), true);
@@ -384,7 +386,16 @@ void EventDrivenCore::record_outputs_until(double until, bool inclusive) {
 }
 
 void EventDrivenCore::record_sample_if_event(bool event) {
-  if (event && rec) record_sample(t, q, v);
+  // A run of events at one instant that leave the state as it was (contacts
+  // gained and lost again, a witness re-firing) adds no row: the humanoid
+  // collapse wrote 1 001 equal rows at one instant before its fallback.
+  if (!event || !rec) return;
+  if (last_sample_time == t && v == last_sample_v_) {
+    qn = q;
+    normalize_configuration(model(), qn);
+    if (qn == last_sample_q_) return;
+  }
+  record_sample(t, q, v);
 }
 
 // The last state of a run goes into the trajectory too (finished or not).

@@ -167,6 +167,7 @@ struct EventDrivenCore {
   void record_final_state();
   void emit(double time, EventKind kind, const Contact& c, double pre, double post, double impulse);
   double last_sample_time = -kInf;
+  VectorX last_sample_q_, last_sample_v_;  // the last recorded state (record_sample_if_event)
 
   // ---- step 1: the right-hand side (constrained_dynamics.cpp) -------------------------------
   // The ODE ẏ = [G(q) v; q̈].
