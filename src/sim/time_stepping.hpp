@@ -213,7 +213,14 @@ class TimeStepping final : public SchemeBase {
   void refine_starting_slides(const std::vector<int>& starting);
   // (its residuals: the angle from each direction to its tangential
   // acceleration; returns the largest |a_t|, or NaN where the solve fails)
-  double starting_slide_residuals(const std::vector<int>& starting, const VectorX& angle, VectorX& r, VectorX& a);
+  // (the residuals take inv_h u_i + a_t,i for the tangential acceleration:
+  // inv_h = 0 for slides from rest, 1/h for refine_slow_slides)
+  double starting_slide_residuals(const std::vector<int>& starting, const VectorX& angle, VectorX& r, VectorX& a,
+                                  double inv_h = 0.0);
+  // settle(), after refine_starting_slides: slides slower than their own
+  // friction can change in a step take the direction of their velocity at
+  // the step's end, u + h a_t (implicit); a_ and last_ with them.
+  void refine_slow_slides();
   bool jam(int attempt);                   // time_stepping_impacts.cpp
 
   ContactSolver solver_;
@@ -249,6 +256,7 @@ class TimeStepping final : public SchemeBase {
   // to the LCP)
   VectorX given_angle_, starting_a_, starting_a1_;
   std::vector<int> starting_, starting_slots_;
+  VectorX slow_u_, slow_w_;  // refine_slow_slides(): the slots' velocities (2 each), a solve's workspace
   bool given_slides_ = false;
   // symmetric_forces(): the first row of each active contact (and the row
   // count), each contact's support chain (nv slots per contact), dof marks

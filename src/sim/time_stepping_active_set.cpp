@@ -465,11 +465,12 @@ bool TimeStepping::active_set_accelerations(const VectorX& v, VectorX& a, bool p
     const bool friction = tr.mu > 0.0 && tr.contact.kind == ContactKind::Shapes;
     if (friction && tr.mode == ContactMode::Sliding) {
       const Eigen::Vector2d u(fast_D_.col(2 * k).dot(v), fast_D_.col(2 * k + 1).dot(v));
-      if (u.norm() > opt_.slip_velocity) {
-        fast_slide_.col(k) = u.normalized();
-      } else if (given_slides_ && std::isfinite(given_angle_(k))) {
-        // (starting from rest: refine_starting_slides's direction)
+      if (given_slides_ && std::isfinite(given_angle_(k))) {
+        // (starting from rest, or slower than its friction changes it in a
+        // step: refine_starting_slides's and refine_slow_slides's directions)
         fast_slide_.col(k) = Eigen::Vector2d(std::cos(given_angle_(k)), std::sin(given_angle_(k)));
+      } else if (u.norm() > opt_.slip_velocity) {
+        fast_slide_.col(k) = u.normalized();
       } else {
         return false;  // no direction to slide in
       }

@@ -11,6 +11,7 @@
 
 
 #include "algorithms/crba_placements.hpp"
+#include "plume/algorithms/cholesky.hpp"
 #include "plume/algorithms/kinematics.hpp"
 #include "plume/contact/contact_jacobian.hpp"
 
@@ -118,6 +119,7 @@ bool TimeStepping::settle(SimulationResult& result) {
       }
     }
     if (!starting.empty()) refine_starting_slides(starting);
+    refine_slow_slides();
   }
   // What changed: losses, gains, stick/slip.
   auto sliding = [](ContactMode mode) { return mode == ContactMode::Sliding || mode == ContactMode::Slipping; };
@@ -223,7 +225,7 @@ void TimeStepping::refine_starting_slides(const std::vector<int>& starting) {
 // returns in r_i the angle from ŝ_i to a_t (zero only when a_t is along
 // ŝ_i), with the largest |a_t| as the scale (NaN when the solve fails).
 double TimeStepping::starting_slide_residuals(const std::vector<int>& slots, const VectorX& angle, VectorX& r,
-                                              VectorX& a) {
+                                              VectorX& a, double inv_h) {
   const int n = static_cast<int>(slots.size());
   for (int i = 0; i < n; ++i) given_angle_(slots[static_cast<std::size_t>(i)]) = angle(i);
   if (!active_set_accelerations(v_, a, false)) {
@@ -236,11 +238,86 @@ double TimeStepping::starting_slide_residuals(const std::vector<int>& slots, con
     const Eigen::Index k = slots[static_cast<std::size_t>(i)];
     const double a1 = fast_D_.col(2 * k).dot(a) + fast_Ddv_(2 * k);
     const double a2 = fast_D_.col(2 * k + 1).dot(a) + fast_Ddv_(2 * k + 1);
-    const double c = std::cos(angle(i)), sn = std::sin(angle(i));
-    r(i) = std::atan2(c * a2 - sn * a1, c * a1 + sn * a2);
     scale = std::max(scale, std::hypot(a1, a2));
+    const double b1 = inv_h > 0.0 ? inv_h * slow_u_(2 * i) + a1 : a1;
+    const double b2 = inv_h > 0.0 ? inv_h * slow_u_(2 * i + 1) + a2 : a2;
+    const double c = std::cos(angle(i)), sn = std::sin(angle(i));
+    r(i) = std::atan2(c * b2 - sn * b1, c * b1 + sn * b2);
   }
   return scale;
+}
+
+// Friction along u/|u| at the step's start pushes back on a sideways speed δ
+// with h μλ w δ/|u| over a step (w = dᵀH⁻¹d, the contact's tangential
+// compliance): once that exceeds 2 |u| the predictor–corrector step
+// amplifies δ (a pushed box just past its friction limit: 2e-15 m/s sideways
+// grew 1 000–40 000-fold a step). Where h μλ w > |u| on an accelerating slide
+// (u · a_t > 0), the direction is taken implicitly, along the velocity at the
+// step's end: Newton's method on the angles with the residual from ŝ to
+// u/h + a_t(ŝ) (coulomb_starting_directions). Only after the active-set
+// solve (its D and factor of H at (q_, v_)); the explicit directions stay
+// where Newton's method does not converge within a quarter turn.
+void TimeStepping::refine_slow_slides() {
+  if (last_ != &fast_ || !modes_known_) return;
+  const Model& m = model();
+  const double h = h_init_;
+  std::vector<int>& slots = starting_slots_;
+  slots.clear();
+  const ContactSolution& s = fast_;
+  for (std::size_t k = 0; k < beta_.size(); ++k) {
+    const Tracked& tr = beta_[k];
+    if (!tr.active || tr.mode != ContactMode::Sliding || !(tr.mu > 0.0) || tr.contact.kind != ContactKind::Shapes) continue;
+    if (std::find(starting_.begin(), starting_.end(), static_cast<int>(k)) != starting_.end()) continue;
+    const Eigen::Index i = static_cast<Eigen::Index>(k);
+    const double u1 = fast_D_.col(2 * i).dot(v_), u2 = fast_D_.col(2 * i + 1).dot(v_);
+    const double speed = std::hypot(u1, u2);
+    const double friction = tr.mu * s.lambda(i);
+    if (!(speed > 0.0) || !(friction > 0.0)) continue;
+    const double a1 = fast_D_.col(2 * i).dot(a_) + fast_Ddv_(2 * i);
+    const double a2 = fast_D_.col(2 * i + 1).dot(a_) + fast_Ddv_(2 * i + 1);
+    if (u1 * a1 + u2 * a2 <= 0.0) continue;  // slowing down: the stick landing's
+    double w = 0.0;
+    for (int j = 0; j < 2; ++j) {
+      slow_w_ = fast_D_.col(2 * i + j);
+      ltdl_solve(m, data_, slow_w_);
+      w = std::max(w, fast_D_.col(2 * i + j).dot(slow_w_));
+    }
+    if (h * friction * w > speed) slots.push_back(static_cast<int>(k));
+  }
+  const int n = static_cast<int>(slots.size());
+  if (n == 0) return;
+  slow_u_.resize(2 * n);
+  VectorX angle(n);
+  for (int i = 0; i < n; ++i) {
+    const Eigen::Index k = slots[static_cast<std::size_t>(i)];
+    slow_u_(2 * i) = fast_D_.col(2 * k).dot(v_);
+    slow_u_(2 * i + 1) = fast_D_.col(2 * k + 1).dot(v_);
+    angle(i) = std::atan2(slow_u_(2 * i + 1), slow_u_(2 * i));
+  }
+  given_slides_ = true;
+  given_angle_.setConstant(static_cast<Eigen::Index>(beta_.size()), std::numeric_limits<double>::quiet_NaN());
+  ltdl_known_ = true;  // (the factor of H at q_ from the solve above)
+  VectorX& qdd = starting_a_;
+  const bool converged = coulomb_starting_directions(
+      angle, 0.5 * kPi, [&](const VectorX& at, VectorX& r, bool probe) {
+        return starting_slide_residuals(slots, at, r, probe ? starting_a1_ : qdd, 1.0 / h);
+      },
+      true);
+  given_slides_ = false;
+  ltdl_known_ = false;
+  if (!converged) {
+    // The explicit directions' solve again (fast_ and the workspace).
+    accelerations(q_, v_, a_);
+    return;
+  }
+  a_ = qdd;
+  last_ = &fast_;
+  for (int i = 0; i < n; ++i) {
+    const std::size_t k = static_cast<std::size_t>(slots[static_cast<std::size_t>(i)]);
+    Vec3 t1, t2;
+    tangent_basis(contacts_[k].normal, t1, t2);
+    beta_[k].slide_dir = std::cos(angle(i)) * t1 + std::sin(angle(i)) * t2;
+  }
 }
 
 }  // namespace plume::detail
