@@ -221,6 +221,7 @@ class TimeStepping final : public SchemeBase {
   // friction can change in a step take the direction of their velocity at
   // the step's end, u + h a_t (implicit); a_ and last_ with them.
   void refine_slow_slides();
+  void adopt_slide_angles(const std::vector<int>& slots, const VectorX& angle);
   bool jam(int attempt);                   // time_stepping_impacts.cpp
 
   ContactSolver solver_;

@@ -143,6 +143,19 @@ bool TimeStepping::settle(SimulationResult& result) {
   return true;
 }
 
+// After Newton's method converged: a_ and last_ from the solve at its root
+// (starting_a_, fast_), and the `slots`' world directions from their angles.
+void TimeStepping::adopt_slide_angles(const std::vector<int>& slots, const VectorX& angle) {
+  a_ = starting_a_;
+  last_ = &fast_;
+  for (Eigen::Index i = 0; i < angle.size(); ++i) {
+    const std::size_t k = static_cast<std::size_t>(slots[static_cast<std::size_t>(i)]);
+    Vec3 t1, t2;
+    tangent_basis(contacts_[k].normal, t1, t2);
+    beta_[k].slide_dir = std::cos(angle(i)) * t1 + std::sin(angle(i)) * t2;
+  }
+}
+
 // The force LCP's polyhedral cone of k directions gives a contact that
 // starts to slide from rest a friction force within π/k of Coulomb's, whose
 // friction −μλŝ opposes a tangential acceleration a_t along ŝ itself
@@ -210,14 +223,7 @@ void TimeStepping::refine_starting_slides(const std::vector<int>& starting) {
   given_slides_ = false;
   ltdl_known_ = false;
   if (!converged) return;
-  a_ = qdd;
-  last_ = &fast_;
-  for (int i = 0; i < n; ++i) {
-    const std::size_t k = static_cast<std::size_t>(slots[static_cast<std::size_t>(i)]);
-    Vec3 t1, t2;
-    tangent_basis(contacts_[k].normal, t1, t2);
-    beta_[k].slide_dir = std::cos(angle(i)) * t1 + std::sin(angle(i)) * t2;
-  }
+  adopt_slide_angles(slots, angle);
 }
 
 // Sets the angles of the `slots` (their directions in the contacts'
@@ -310,14 +316,7 @@ void TimeStepping::refine_slow_slides() {
     accelerations(q_, v_, a_);
     return;
   }
-  a_ = qdd;
-  last_ = &fast_;
-  for (int i = 0; i < n; ++i) {
-    const std::size_t k = static_cast<std::size_t>(slots[static_cast<std::size_t>(i)]);
-    Vec3 t1, t2;
-    tangent_basis(contacts_[k].normal, t1, t2);
-    beta_[k].slide_dir = std::cos(angle(i)) * t1 + std::sin(angle(i)) * t2;
-  }
+  adopt_slide_angles(slots, angle);
 }
 
 }  // namespace plume::detail
