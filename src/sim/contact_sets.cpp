@@ -245,7 +245,7 @@ void EventDrivenCore::refine_starting_slides(const std::vector<int>& starting) {
   // On success the directions and q̈ (in scratch) are those of the root.
   const bool converged = coulomb_starting_directions(
       angle, std::acos(-1.0) / std::max(opt.cone_directions, 4),
-      [&](const VectorX& at, VectorX& r, bool) { return starting_slide_residuals(slots, at, r); }, true);
+      [&](const VectorX& at, VectorX& r, bool) { return starting_slide_residuals(slots, at, r); });
   if (!converged) {
     for (std::size_t k = 0; k < current.size(); ++k) current[k].slide_dir = before[k];
   } else {

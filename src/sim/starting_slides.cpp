@@ -9,8 +9,7 @@
 
 namespace plume::detail {
 
-bool coulomb_starting_directions(VectorX& angle, double max_turn, const StartingSlideResiduals& residuals,
-                                 bool line_search) {
+bool coulomb_starting_directions(VectorX& angle, double max_turn, const StartingSlideResiduals& residuals) {
   const Eigen::Index n = angle.size();
   if (n == 0) return true;
   const VectorX start = angle;
@@ -26,7 +25,7 @@ bool coulomb_starting_directions(VectorX& angle, double max_turn, const Starting
       converged = true;
       break;
     }
-    if (line_search ? !(residual < previous) : residual > 0.5 * previous) break;
+    if (!(residual < previous)) break;
     previous = residual;
     const double delta = 1e-7;
     for (Eigen::Index j = 0; j < n; ++j) {
@@ -37,18 +36,14 @@ bool coulomb_starting_directions(VectorX& angle, double max_turn, const Starting
     }
     step = J.colPivHouseholderQr().solve(r);
     if (!step.allFinite()) break;
-    if (line_search) {
-      // Halve the step until the residual falls; the evaluation that
-      // decides is then the next iteration's (not a probe).
-      for (int halving = 0; halving < 8; ++halving) {
-        angle -= step;
-        const double trial = residuals(angle, r1, true);
-        if (trial > 1e-8 && r1.allFinite() && r1.cwiseAbs().maxCoeff() < residual) break;
-        angle += step;
-        step *= 0.5;
-      }
-    } else {
+    // Halve the step until the residual falls; the evaluation that decides
+    // is then the next iteration's (not a probe).
+    for (int halving = 0; halving < 8; ++halving) {
       angle -= step;
+      const double trial = residuals(angle, r1, true);
+      if (trial > 1e-8 && r1.allFinite() && r1.cwiseAbs().maxCoeff() < residual) break;
+      angle += step;
+      step *= 0.5;
     }
   }
   const double two_pi = 2.0 * std::acos(-1.0);

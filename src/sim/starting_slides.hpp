@@ -24,12 +24,11 @@ using StartingSlideResiduals = std::function<double(const VectorX& angle, Vector
 /// than that in a second: rounding, or a contact Coulomb's cone keeps
 /// sticking at its boundary) and no direction turned more than `max_turn`
 /// from where it started (a root farther away is another motion).
-/// `line_search`: each step is halved (up to 8 times) until the largest
-/// residual falls, and a step that falls by less than half does not end the
-/// search. At the friction limit the angle residual is steep and far from
-/// linear: a_t is the small difference of the push and μλ, so a direction
-/// 0.7° off turns a_t by 70° and the full step overshoots.
-bool coulomb_starting_directions(VectorX& angle, double max_turn, const StartingSlideResiduals& residuals,
-                                 bool line_search = false);
+/// Each step is halved (up to 8 times) until the largest residual falls; the
+/// search ends when a step cannot make it fall. At the friction limit the
+/// angle residual is steep and far from linear: a_t is the small difference
+/// of the push and μλ, so a direction 0.7° off turns a_t by 70° and the full
+/// step overshoots.
+bool coulomb_starting_directions(VectorX& angle, double max_turn, const StartingSlideResiduals& residuals);
 
 }  // namespace plume::detail

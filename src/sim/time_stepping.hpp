@@ -257,7 +257,8 @@ class TimeStepping final : public SchemeBase {
   // to the LCP)
   VectorX given_angle_, starting_a_, starting_a1_;
   std::vector<int> starting_, starting_slots_;
-  VectorX slow_u_, slow_w_;  // refine_slow_slides(): the slots' velocities (2 each), a solve's workspace
+  std::vector<double> slow_u_;  // refine_slow_slides(): the slots' tangential velocities (2 each)
+  VectorX slow_w_;              // (and a solve's workspace)
   bool given_slides_ = false;
   // symmetric_forces(): the first row of each active contact (and the row
   // count), each contact's support chain (nv slots per contact), dof marks

@@ -217,8 +217,7 @@ void TimeStepping::refine_starting_slides(const std::vector<int>& starting) {
   const bool converged = coulomb_starting_directions(
       angle, kPi / std::max(opt_.cone_directions, 4), [&](const VectorX& at, VectorX& r, bool probe) {
         return starting_slide_residuals(slots, at, r, probe ? starting_a1_ : qdd);
-      },
-      true);
+      });
   modes_known_ = known;
   given_slides_ = false;
   ltdl_known_ = false;
@@ -245,8 +244,8 @@ double TimeStepping::starting_slide_residuals(const std::vector<int>& slots, con
     const double a1 = fast_D_.col(2 * k).dot(a) + fast_Ddv_(2 * k);
     const double a2 = fast_D_.col(2 * k + 1).dot(a) + fast_Ddv_(2 * k + 1);
     scale = std::max(scale, std::hypot(a1, a2));
-    const double b1 = inv_h > 0.0 ? inv_h * slow_u_(2 * i) + a1 : a1;
-    const double b2 = inv_h > 0.0 ? inv_h * slow_u_(2 * i + 1) + a2 : a2;
+    const double b1 = inv_h > 0.0 ? inv_h * slow_u_[2 * i] + a1 : a1;
+    const double b2 = inv_h > 0.0 ? inv_h * slow_u_[2 * i + 1] + a2 : a2;
     const double c = std::cos(angle(i)), sn = std::sin(angle(i));
     r(i) = std::atan2(c * b2 - sn * b1, c * b1 + sn * b2);
   }
@@ -269,6 +268,7 @@ void TimeStepping::refine_slow_slides() {
   const double h = h_init_;
   std::vector<int>& slots = starting_slots_;
   slots.clear();
+  slow_u_.clear();
   const ContactSolution& s = fast_;
   for (std::size_t k = 0; k < beta_.size(); ++k) {
     const Tracked& tr = beta_[k];
@@ -288,18 +288,16 @@ void TimeStepping::refine_slow_slides() {
       ltdl_solve(m, data_, slow_w_);
       w = std::max(w, fast_D_.col(2 * i + j).dot(slow_w_));
     }
-    if (h * friction * w > speed) slots.push_back(static_cast<int>(k));
+    if (h * friction * w > speed) {
+      slots.push_back(static_cast<int>(k));
+      slow_u_.push_back(u1);
+      slow_u_.push_back(u2);
+    }
   }
   const int n = static_cast<int>(slots.size());
   if (n == 0) return;
-  slow_u_.resize(2 * n);
   VectorX angle(n);
-  for (int i = 0; i < n; ++i) {
-    const Eigen::Index k = slots[static_cast<std::size_t>(i)];
-    slow_u_(2 * i) = fast_D_.col(2 * k).dot(v_);
-    slow_u_(2 * i + 1) = fast_D_.col(2 * k + 1).dot(v_);
-    angle(i) = std::atan2(slow_u_(2 * i + 1), slow_u_(2 * i));
-  }
+  for (int i = 0; i < n; ++i) angle(i) = std::atan2(slow_u_[2 * i + 1], slow_u_[2 * i]);
   given_slides_ = true;
   given_angle_.setConstant(static_cast<Eigen::Index>(beta_.size()), std::numeric_limits<double>::quiet_NaN());
   ltdl_known_ = true;  // (the factor of H at q_ from the solve above)
@@ -307,8 +305,7 @@ void TimeStepping::refine_slow_slides() {
   const bool converged = coulomb_starting_directions(
       angle, 0.5 * kPi, [&](const VectorX& at, VectorX& r, bool probe) {
         return starting_slide_residuals(slots, at, r, probe ? starting_a1_ : qdd, 1.0 / h);
-      },
-      true);
+      });
   given_slides_ = false;
   ltdl_known_ = false;
   if (!converged) {
